@@ -1,0 +1,13 @@
+//! toolmend-core: every algorithm of toolmend, with no Python in it.
+//!
+//! The Python bindings (`rust/python`) only convert values at the boundary; everything that
+//! decides anything about JSON lives here, so `cargo test` and the fuzzers exercise it directly.
+
+pub mod error;
+pub mod limits;
+pub mod repair;
+mod scan;
+
+pub use error::{Error, ErrorCode, ErrorKind};
+pub use limits::Limits;
+pub use repair::{repair, validate, Repair, RepairKind, Repaired};

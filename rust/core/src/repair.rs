@@ -1,0 +1,1124 @@
+//! Single-pass JSON repair.
+//!
+//! One engine, two modes: `Engine<true>` is a strict validator that writes nothing and fails at
+//! the first fault; `Engine<false>` mends each fault where it finds it and writes the repaired
+//! text. Valid input is answered by the strict mode alone and comes back borrowed, unchanged.
+//!
+//! Linear time for every input: each byte is consumed once by the main loop, containers live on
+//! an explicit stack (no recursion), and every heuristic looks ahead at most `scan::LOOKAHEAD`
+//! bytes past whitespace that the main loop then consumes.
+
+use std::borrow::Cow;
+
+use crate::error::{Error, ErrorCode, ErrorKind};
+use crate::limits::{Deadline, Limits};
+use crate::scan::{self, is_ident, is_ws, literal_at, Literal, StringStops};
+
+/// One fault that was mended: what kind, and the byte offset in the input where it was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repair {
+    pub kind: RepairKind,
+    pub position: usize,
+}
+
+/// The kinds of fault the engine mends. `as_str` is the stable name used in logs and Python.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RepairKind {
+    /// `,` before `}` or `]`, or at the end of a truncated container: removed.
+    TrailingComma,
+    /// `,,` or `[,`: the extra comma is removed.
+    ExtraComma,
+    /// An object left open: `}` added.
+    MissingClosingBrace,
+    /// An array left open: `]` added.
+    MissingClosingBracket,
+    /// `[1, 2}`: the wrong closer is replaced by the right one.
+    MismatchedCloser,
+    /// A `}` or `]` that closes nothing: dropped.
+    ExtraCloser,
+    /// `{{"a": 1}}` (templates double their braces): the inner pair is dropped.
+    RedundantBrace,
+    /// `'text'`: rewritten with double quotes.
+    SingleQuotes,
+    /// `{path: 1}`: the key is quoted.
+    UnquotedKey,
+    /// `{"name": John}`: the value is quoted as a string.
+    UnquotedString,
+    /// The input ends inside a string: the string is closed.
+    TruncatedString,
+    /// The input ends inside `true`, `false` or `null`: the word is completed.
+    TruncatedLiteral,
+    /// `"He said "hi""`: quotes that do not end the string are escaped.
+    UnescapedQuotes,
+    /// A raw newline, tab or other control character inside a string: escaped.
+    ControlCharacter,
+    /// `\x`, `\'`, a bad `\u` or a lone surrogate: rewritten to what it most likely meant.
+    InvalidEscape,
+    /// `//`, `/* */` and `#` comments: removed.
+    Comment,
+    /// `True`, `False`, `None`: written as `true`, `false`, `null`.
+    PythonLiteral,
+    /// `undefined`, `NaN`, `Infinity`, `-Infinity`: written as `null` (strict JSON has no such values).
+    JsLiteral,
+    /// `.5`, `+1`, `1.`, `1e`: mended; numbers that cannot be (`007`, `1.2.3`) become strings.
+    InvalidNumber,
+    /// `{"a": 1 "b": 2}`: the comma is inserted.
+    MissingComma,
+    /// `{"a" 1}`: the colon is inserted.
+    MissingColon,
+    /// `{"a": }` or `{"a"}`: the value is written as `null`.
+    MissingValue,
+    /// A byte that fits nowhere in the grammar (`;` between members, `...` in an array): dropped.
+    UnexpectedCharacter,
+    /// ```` ```json ```` fences around the value: removed.
+    MarkdownFence,
+    /// Prose before or after the JSON value: removed.
+    SurroundingText,
+    /// Several top-level values one after another: wrapped in one array, in order.
+    ConcatenatedValues,
+    /// A leading UTF-8 byte order mark: removed.
+    ByteOrderMark,
+    /// Bytes that are not UTF-8: replaced with U+FFFD (later positions refer to the replaced text).
+    InvalidUtf8,
+}
+
+impl RepairKind {
+    /// The stable snake_case name of this kind.
+    pub fn as_str(self) -> &'static str {
+        use RepairKind::*;
+        match self {
+            TrailingComma => "trailing_comma",
+            ExtraComma => "extra_comma",
+            MissingClosingBrace => "missing_closing_brace",
+            MissingClosingBracket => "missing_closing_bracket",
+            MismatchedCloser => "mismatched_closer",
+            ExtraCloser => "extra_closer",
+            RedundantBrace => "redundant_brace",
+            SingleQuotes => "single_quotes",
+            UnquotedKey => "unquoted_key",
+            UnquotedString => "unquoted_string",
+            TruncatedString => "truncated_string",
+            TruncatedLiteral => "truncated_literal",
+            UnescapedQuotes => "unescaped_quotes",
+            ControlCharacter => "control_character",
+            InvalidEscape => "invalid_escape",
+            Comment => "comment",
+            PythonLiteral => "python_literal",
+            JsLiteral => "js_literal",
+            InvalidNumber => "invalid_number",
+            MissingComma => "missing_comma",
+            MissingColon => "missing_colon",
+            MissingValue => "missing_value",
+            UnexpectedCharacter => "unexpected_character",
+            MarkdownFence => "markdown_fence",
+            SurroundingText => "surrounding_text",
+            ConcatenatedValues => "concatenated_values",
+            ByteOrderMark => "byte_order_mark",
+            InvalidUtf8 => "invalid_utf8",
+        }
+    }
+}
+
+/// The outcome of a successful repair: the JSON text (borrowed when the input was already valid)
+/// and the log of repairs, empty for valid input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repaired<'a> {
+    pub json: Cow<'a, str>,
+    pub repairs: Vec<Repair>,
+}
+
+impl Repaired<'_> {
+    /// True when the input needed mending.
+    pub fn was_repaired(&self) -> bool {
+        !self.repairs.is_empty()
+    }
+}
+
+/// Checks that `input` is one strict JSON value (RFC 8259, UTF-8, no lone surrogate escapes)
+/// within the limits.
+pub fn validate(input: &[u8], limits: &Limits) -> Result<(), Error> {
+    limits.check_size(input.len())?;
+    if let Err(e) = std::str::from_utf8(input) {
+        return Err(Error { kind: ErrorKind::InvalidUtf8, position: e.valid_up_to() });
+    }
+    Engine::<true>::new(input, limits, limits.deadline()).run()
+}
+
+/// Repairs `input` into one strict JSON value. Valid input comes back unchanged (borrowed) with
+/// an empty log; anything else is mended in one pass, or refused with a coded error.
+pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Error> {
+    limits.check_size(input.len())?;
+    let deadline = limits.deadline();
+    let text: Cow<'a, [u8]> = match std::str::from_utf8(input) {
+        Ok(valid) => match Engine::<true>::new(input, limits, limits.deadline()).run() {
+            Ok(()) => return Ok(Repaired { json: Cow::Borrowed(valid), repairs: Vec::new() }),
+            Err(e) if e.code() != ErrorCode::Unparseable => return Err(e),
+            Err(_) => Cow::Borrowed(input),
+        },
+        Err(_) => Cow::Owned(String::from_utf8_lossy(input).into_owned().into_bytes()),
+    };
+    let mut engine = Engine::<false>::new(&text, limits, deadline);
+    if let Err(e) = std::str::from_utf8(input) {
+        engine.repairs.push(Repair { kind: RepairKind::InvalidUtf8, position: e.valid_up_to() });
+    }
+    engine.run()?;
+    let json = String::from_utf8(engine.out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok(Repaired { json: Cow::Owned(json), repairs: engine.repairs })
+}
+
+/// A container on the explicit stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Frame {
+    Object,
+    Array,
+    /// A redundant `{` met where a key belongs; its `}` is dropped, its members join the object.
+    Brace,
+}
+
+impl Frame {
+    fn closes_with(self, b: u8) -> bool {
+        match self {
+            Frame::Object | Frame::Brace => b == b'}',
+            Frame::Array => b == b']',
+        }
+    }
+}
+
+/// What the grammar expects next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expect {
+    RootValue,
+    /// After `:`.
+    MemberValue,
+    /// After `[`.
+    FirstElement,
+    /// After `,` in an array.
+    NextElement,
+    /// After `{`.
+    FirstKey,
+    /// After `,` in an object.
+    NextKey,
+    Colon,
+    /// After a value inside a container: `,` or a closer.
+    AfterValue,
+    /// The root value is complete.
+    Done,
+}
+
+/// Which container a `,` after a closer leads into, judged by what follows the comma.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum After {
+    CommaKey,
+    CommaElement,
+    End,
+    Other,
+}
+
+struct Engine<'a, const STRICT: bool> {
+    src: &'a [u8],
+    pos: usize,
+    out: Vec<u8>,
+    stack: Vec<Frame>,
+    /// Stack indices of open objects (including redundant braces) and of open arrays, so that
+    /// "is there a container this closer matches?" is answered in O(1).
+    objects: Vec<usize>,
+    arrays: Vec<usize>,
+    repairs: Vec<Repair>,
+    /// Output offset and input offset of the last comma written, for trailing-comma removal.
+    last_comma: (usize, usize),
+    max_depth: usize,
+    deadline: Deadline,
+    steps: u32,
+}
+
+impl<'a, const STRICT: bool> Engine<'a, STRICT> {
+    fn new(src: &'a [u8], limits: &Limits, deadline: Deadline) -> Self {
+        Engine {
+            src,
+            pos: 0,
+            out: if STRICT { Vec::new() } else { Vec::with_capacity(src.len() + 16) },
+            stack: Vec::with_capacity(16),
+            objects: Vec::new(),
+            arrays: Vec::new(),
+            repairs: Vec::new(),
+            last_comma: (0, 0),
+            max_depth: limits.max_depth,
+            deadline,
+            steps: 0,
+        }
+    }
+
+    fn run(&mut self) -> Result<(), Error> {
+        if !STRICT {
+            self.prelude();
+        }
+        self.value()?;
+        self.epilogue()
+    }
+
+    // ---- output and faults -------------------------------------------------------------
+
+    #[inline(always)]
+    fn emit(&mut self, bytes: &[u8]) {
+        if !STRICT {
+            self.out.extend_from_slice(bytes);
+        }
+    }
+
+    #[inline(always)]
+    fn emit_byte(&mut self, b: u8) {
+        if !STRICT {
+            self.out.push(b);
+        }
+    }
+
+    /// A fault at `position`: strict mode fails with what was expected; repair mode logs it and
+    /// the caller mends it.
+    #[inline]
+    fn fault(&mut self, kind: RepairKind, position: usize, expected: &'static str) -> Result<(), Error> {
+        if STRICT {
+            return Err(Error::unexpected(position, expected, scan::char_at(self.src, position)));
+        }
+        self.repairs.push(Repair { kind, position });
+        Ok(())
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn tick(&mut self) -> Result<(), Error> {
+        self.steps = self.steps.wrapping_add(1);
+        if self.steps % 1024 == 0 {
+            self.deadline.check(self.pos)?;
+        }
+        Ok(())
+    }
+
+    // ---- document level ----------------------------------------------------------------
+
+    /// Skips what may stand before the value: a BOM, a markdown fence, leading prose.
+    fn prelude(&mut self) {
+        if self.src.starts_with(b"\xEF\xBB\xBF") {
+            self.repairs.push(Repair { kind: RepairKind::ByteOrderMark, position: 0 });
+            self.pos = 3;
+        }
+        let start = scan::skip_ws(self.src, self.pos);
+        let mut at = start;
+        if self.src[at..].starts_with(b"```") {
+            self.repairs.push(Repair { kind: RepairKind::MarkdownFence, position: at });
+            at = self.src[at..].iter().position(|&b| b == b'\n').map_or(self.src.len(), |n| at + n + 1);
+            at = scan::skip_ws(self.src, at);
+        }
+        if let Some(&b) = self.src.get(at) {
+            if b != b'{' && b != b'[' {
+                if let Some(n) = self.src[at..].iter().position(|&c| c == b'{' || c == b'[') {
+                    self.repairs.push(Repair { kind: RepairKind::SurroundingText, position: at });
+                    at += n;
+                }
+            }
+        }
+        if at != start {
+            self.pos = at;
+        }
+    }
+
+    /// After the root value: whitespace, or more values (wrapped in an array), fences, stray
+    /// closers and trailing prose, which is dropped.
+    fn epilogue(&mut self) -> Result<(), Error> {
+        let mut wrapped = false;
+        loop {
+            let before_ws = self.out.len();
+            self.skip_ws()?;
+            let Some(b) = self.peek() else { break };
+            if STRICT {
+                return Err(Error::unexpected(self.pos, "the end of the input", scan::char_at(self.src, self.pos)));
+            }
+            let next = if b == b',' { scan::skip_ws(self.src, self.pos + 1) } else { self.pos };
+            if matches!(self.src.get(next), Some(b'{' | b'[')) {
+                if !wrapped {
+                    self.repairs.push(Repair { kind: RepairKind::ConcatenatedValues, position: next });
+                    self.out.insert(0, b'[');
+                    wrapped = true;
+                }
+                self.out.push(b',');
+                self.pos = next;
+                self.value()?;
+            } else if self.src[self.pos..].starts_with(b"```") {
+                self.repairs.push(Repair { kind: RepairKind::MarkdownFence, position: self.pos });
+                self.pos += 3;
+            } else if b == b'}' || b == b']' {
+                self.repairs.push(Repair { kind: RepairKind::ExtraCloser, position: self.pos });
+                self.pos += 1;
+            } else {
+                self.repairs.push(Repair { kind: RepairKind::SurroundingText, position: self.pos });
+                self.out.truncate(before_ws);
+                self.pos = self.src.len();
+            }
+        }
+        if wrapped {
+            self.out.push(b']');
+        }
+        Ok(())
+    }
+
+    /// Whitespace (copied) and comments (strict: a fault; repair: dropped).
+    #[inline]
+    fn skip_ws(&mut self) -> Result<(), Error> {
+        loop {
+            let start = self.pos;
+            self.pos = scan::skip_ws(self.src, self.pos);
+            if !STRICT && self.pos > start {
+                self.out.extend_from_slice(&self.src[start..self.pos]);
+            }
+            let rest = &self.src[self.pos..];
+            let end = if rest.starts_with(b"//") || rest.starts_with(b"#") {
+                rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())
+            } else if rest.starts_with(b"/*") {
+                rest.windows(2).skip(2).position(|w| w == b"*/").map_or(rest.len(), |n| n + 4)
+            } else {
+                return Ok(());
+            };
+            self.fault(RepairKind::Comment, self.pos, "a JSON value, not a comment")?;
+            self.pos += end;
+        }
+    }
+
+    // ---- the state machine ---------------------------------------------------------------
+
+    /// Parses one complete value from `self.pos`; at the end of the input, mends what is open.
+    fn value(&mut self) -> Result<(), Error> {
+        let mut expect = Expect::RootValue;
+        loop {
+            self.tick()?;
+            self.skip_ws()?;
+            let Some(b) = self.peek() else { return self.finish(expect) };
+            expect = match expect {
+                Expect::RootValue | Expect::MemberValue | Expect::FirstElement | Expect::NextElement => {
+                    self.on_value(expect, b)?
+                }
+                Expect::FirstKey | Expect::NextKey => self.on_key(expect, b)?,
+                Expect::Colon => self.on_colon(b)?,
+                Expect::AfterValue => self.on_after_value(b)?,
+                Expect::Done => return Ok(()),
+            };
+            if expect == Expect::Done {
+                return Ok(());
+            }
+        }
+    }
+
+    fn after_value(&self) -> Expect {
+        if self.stack.is_empty() {
+            Expect::Done
+        } else {
+            Expect::AfterValue
+        }
+    }
+
+    fn open(&mut self, frame: Frame) -> Result<(), Error> {
+        if self.stack.len() >= self.max_depth {
+            return Err(Error { kind: ErrorKind::TooDeep { limit: self.max_depth }, position: self.pos });
+        }
+        match frame {
+            Frame::Object | Frame::Brace => self.objects.push(self.stack.len()),
+            Frame::Array => self.arrays.push(self.stack.len()),
+        }
+        self.stack.push(frame);
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Option<Frame> {
+        let frame = self.stack.pop()?;
+        match frame {
+            Frame::Object | Frame::Brace => self.objects.pop(),
+            Frame::Array => self.arrays.pop(),
+        };
+        Some(frame)
+    }
+
+    /// Pops the top frame and writes its closer, logging it as missing.
+    fn close_missing(&mut self, position: usize) {
+        match self.pop() {
+            Some(Frame::Object) => {
+                self.repairs.push(Repair { kind: RepairKind::MissingClosingBrace, position });
+                self.out.push(b'}');
+            }
+            Some(Frame::Array) => {
+                self.repairs.push(Repair { kind: RepairKind::MissingClosingBracket, position });
+                self.out.push(b']');
+            }
+            Some(Frame::Brace) | None => {}
+        }
+    }
+
+    /// Removes the comma written last (only whitespace has been written after it).
+    fn drop_last_comma(&mut self) -> Result<(), Error> {
+        let (out_at, src_at) = self.last_comma;
+        self.fault(RepairKind::TrailingComma, src_at, "a value after ','")?;
+        self.out.remove(out_at);
+        Ok(())
+    }
+
+    /// The end of the input: strict mode fails; repair mode completes what is open.
+    fn finish(&mut self, expect: Expect) -> Result<(), Error> {
+        let at = self.src.len();
+        let expected = match expect {
+            Expect::RootValue => return Err(Error::unexpected(at, "a JSON value", None)),
+            Expect::MemberValue | Expect::FirstElement | Expect::NextElement => "a value",
+            Expect::FirstKey | Expect::NextKey => "a key",
+            Expect::Colon => "':'",
+            Expect::AfterValue | Expect::Done => "',' or a closing bracket",
+        };
+        if STRICT {
+            return Err(Error::unexpected(at, expected, None));
+        }
+        match expect {
+            Expect::MemberValue => {
+                self.fault(RepairKind::MissingValue, at, expected)?;
+                self.out.extend_from_slice(b"null");
+            }
+            Expect::Colon => {
+                self.fault(RepairKind::MissingValue, at, expected)?;
+                self.out.extend_from_slice(b":null");
+            }
+            Expect::NextElement | Expect::NextKey => self.drop_last_comma()?,
+            _ => {}
+        }
+        while !self.stack.is_empty() {
+            self.close_missing(at);
+        }
+        Ok(())
+    }
+
+    fn on_value(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        match b {
+            b'{' => {
+                self.open(Frame::Object)?;
+                self.emit_byte(b'{');
+                self.pos += 1;
+                Ok(Expect::FirstKey)
+            }
+            b'[' => {
+                self.open(Frame::Array)?;
+                self.emit_byte(b'[');
+                self.pos += 1;
+                Ok(Expect::FirstElement)
+            }
+            b'"' => {
+                self.string(b'"', false)?;
+                Ok(self.after_value())
+            }
+            b'-' | b'0'..=b'9' => {
+                self.number()?;
+                Ok(self.after_value())
+            }
+            b'}' | b']' | b',' | b':' => self.on_missing_value(expect, b),
+            b'.' if !STRICT && self.src[at..].iter().take_while(|&&c| c == b'.').count() >= 2 => {
+                // `[1, 2, ...]`: an ellipsis stands for elements the model left out.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a value")?;
+                self.pos += self.src[at..].iter().take_while(|&&c| c == b'.').count();
+                Ok(expect)
+            }
+            b'+' | b'.' => {
+                self.number()?;
+                Ok(self.after_value())
+            }
+            b'\'' => {
+                self.fault(RepairKind::SingleQuotes, at, "a double-quoted string")?;
+                self.string(b'\'', false)?;
+                Ok(self.after_value())
+            }
+            _ => {
+                self.word(expect == Expect::RootValue)?;
+                Ok(self.after_value())
+            }
+        }
+    }
+
+    /// A closer, comma or colon where a value belongs.
+    fn on_missing_value(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        match (expect, b) {
+            (Expect::FirstElement, b']') => self.close(b, expect),
+            (Expect::NextElement, b']') => {
+                self.drop_last_comma()?;
+                self.close(b, Expect::AfterValue)
+            }
+            (Expect::FirstElement | Expect::NextElement, b'}') => self.close(b, expect),
+            (Expect::MemberValue, b'}' | b']' | b',') => {
+                self.fault(RepairKind::MissingValue, at, "a value after ':'")?;
+                self.out.extend_from_slice(b"null");
+                Ok(Expect::AfterValue)
+            }
+            (Expect::FirstElement | Expect::NextElement, b',') => {
+                self.fault(RepairKind::ExtraComma, at, "a value")?;
+                self.pos += 1;
+                Ok(expect)
+            }
+            _ => {
+                // A stray closer before the root value, or a doubled colon.
+                let kind = if b == b':' { RepairKind::UnexpectedCharacter } else { RepairKind::ExtraCloser };
+                self.fault(kind, at, "a value")?;
+                self.pos += 1;
+                Ok(expect)
+            }
+        }
+    }
+
+    fn on_key(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        match b {
+            b'"' => {
+                self.string(b'"', true)?;
+                Ok(Expect::Colon)
+            }
+            b'}' | b']' => {
+                if expect == Expect::NextKey {
+                    self.drop_last_comma()?;
+                    return self.close(b, Expect::AfterValue);
+                }
+                self.close(b, expect)
+            }
+            b'\'' => {
+                self.fault(RepairKind::SingleQuotes, at, "a double-quoted key")?;
+                self.string(b'\'', true)?;
+                Ok(Expect::Colon)
+            }
+            b'{' => {
+                self.fault(RepairKind::RedundantBrace, at, "a double-quoted key")?;
+                self.open(Frame::Brace)?;
+                self.pos += 1;
+                Ok(expect)
+            }
+            b',' | b'[' | b':' => {
+                let kind = if b == b',' { RepairKind::ExtraComma } else { RepairKind::UnexpectedCharacter };
+                self.fault(kind, at, "a double-quoted key")?;
+                self.pos += 1;
+                Ok(expect)
+            }
+            _ => {
+                self.fault(RepairKind::UnquotedKey, at, "a double-quoted key")?;
+                self.unquoted_key();
+                Ok(Expect::Colon)
+            }
+        }
+    }
+
+    fn on_colon(&mut self, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        match b {
+            b':' => {
+                self.emit_byte(b':');
+                self.pos += 1;
+                Ok(Expect::MemberValue)
+            }
+            b',' | b'}' | b']' => {
+                self.fault(RepairKind::MissingValue, at, "':' after a key")?;
+                self.out.extend_from_slice(b":null");
+                Ok(Expect::AfterValue)
+            }
+            b'=' => {
+                self.fault(RepairKind::MissingColon, at, "':' after a key")?;
+                self.out.push(b':');
+                self.pos += 1;
+                Ok(Expect::MemberValue)
+            }
+            _ => {
+                self.fault(RepairKind::MissingColon, at, "':' after a key")?;
+                self.out.push(b':');
+                Ok(Expect::MemberValue)
+            }
+        }
+    }
+
+    fn on_after_value(&mut self, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        let in_array = self.stack.last() == Some(&Frame::Array);
+        match b {
+            b',' => {
+                self.last_comma = (self.out.len(), at);
+                self.emit_byte(b',');
+                self.pos += 1;
+                Ok(if in_array { Expect::NextElement } else { Expect::NextKey })
+            }
+            b'}' | b']' => self.close(b, Expect::AfterValue),
+            _ => {
+                let expected = if in_array { "',' or ']' after an element" } else { "',' or '}' after a member" };
+                let starts_item = b == b'"' || b == b'\'' || b == b'{' || b == b'[' || is_ident(b) || b == b'.' || b == b'+';
+                if starts_item {
+                    self.fault(RepairKind::MissingComma, at, expected)?;
+                    self.last_comma = (self.out.len(), at);
+                    self.out.push(b',');
+                    Ok(if in_array { Expect::NextElement } else { Expect::NextKey })
+                } else {
+                    self.fault(RepairKind::UnexpectedCharacter, at, expected)?;
+                    self.pos += 1;
+                    Ok(Expect::AfterValue)
+                }
+            }
+        }
+    }
+
+    /// A `}` or `]` inside a container. When it does not match the innermost container, what
+    /// follows it decides between closing up to the container it matches (adding the missing
+    /// closers), treating it as a typo for the innermost closer, or dropping it as stray.
+    fn close(&mut self, b: u8, expect: Expect) -> Result<Expect, Error> {
+        let at = self.pos;
+        let top = *self.stack.last().expect("close is only reached inside a container");
+        if top.closes_with(b) {
+            self.pop();
+            self.pos += 1;
+            if top == Frame::Brace {
+                return Ok(self.after_brace());
+            }
+            self.emit_byte(b);
+            return Ok(self.after_value());
+        }
+        let expected = if top == Frame::Array { "']'" } else { "'}'" };
+        if STRICT {
+            return Err(Error::unexpected(at, expected, Some(char::from(b))));
+        }
+        let matching = if b == b'}' { self.objects.last() } else { self.arrays.last() }.copied();
+        let next = self.what_follows(at + 1);
+        let context_fits = |frame: Option<Frame>| match (next, frame) {
+            (After::CommaKey, Some(Frame::Object | Frame::Brace)) => true,
+            (After::CommaElement, Some(Frame::Array) | None) => true,
+            (After::CommaKey | After::CommaElement, _) => false,
+            _ => true,
+        };
+        let below_top = self.stack.len().checked_sub(2).map(|i| self.stack[i]);
+        match matching {
+            Some(index) if context_fits(index.checked_sub(1).map(|i| self.stack[i])) || !context_fits(below_top) => {
+                while self.stack.len() > index + 1 {
+                    self.close_missing(at);
+                }
+                if self.pop() == Some(Frame::Brace) {
+                    self.pos += 1;
+                    return Ok(self.after_brace());
+                }
+                self.out.push(b);
+            }
+            _ if matches!(next, After::End) || (matches!(next, After::CommaKey | After::CommaElement) && context_fits(below_top)) => {
+                self.repairs.push(Repair { kind: RepairKind::MismatchedCloser, position: at });
+                match self.pop() {
+                    Some(Frame::Object) => self.out.push(b'}'),
+                    Some(Frame::Array) => self.out.push(b']'),
+                    Some(Frame::Brace) => {
+                        self.pos += 1;
+                        return Ok(self.after_brace());
+                    }
+                    None => {}
+                }
+            }
+            _ => {
+                self.repairs.push(Repair { kind: RepairKind::ExtraCloser, position: at });
+                self.pos += 1;
+                return Ok(expect);
+            }
+        }
+        self.pos += 1;
+        Ok(self.after_value())
+    }
+
+    /// A redundant brace wrote nothing, so the object goes on as it stood before it: after `{`,
+    /// after `,`, or after a member. Only whitespace can have been written since.
+    fn after_brace(&self) -> Expect {
+        match self.out.iter().rev().find(|&&c| !is_ws(c)) {
+            Some(b'{') => Expect::FirstKey,
+            Some(b',') => Expect::NextKey,
+            _ => Expect::AfterValue,
+        }
+    }
+
+    fn what_follows(&self, i: usize) -> After {
+        let i = scan::skip_ws(self.src, i);
+        match self.src.get(i) {
+            None | Some(b'}' | b']') => After::End,
+            Some(b',') => {
+                let j = scan::skip_ws(self.src, i + 1);
+                if scan::looks_like_key(self.src, j) {
+                    After::CommaKey
+                } else {
+                    After::CommaElement
+                }
+            }
+            Some(_) => After::Other,
+        }
+    }
+
+    // ---- strings -------------------------------------------------------------------------
+
+    /// A string opened by `quote` at `self.pos`, written double-quoted.
+    fn string(&mut self, quote: u8, is_key: bool) -> Result<(), Error> {
+        let stops: &StringStops = if quote == b'"' { &scan::DOUBLE_QUOTED } else { &scan::SINGLE_QUOTED };
+        let src = self.src;
+        self.emit_byte(b'"');
+        self.pos += 1;
+        loop {
+            let run = self.pos;
+            let mut i = self.pos;
+            while i < src.len() && !stops.stops(src[i]) {
+                i += 1;
+            }
+            self.emit(&src[run..i]);
+            self.pos = i;
+            let Some(&b) = src.get(i) else {
+                self.fault(RepairKind::TruncatedString, i, "a closing '\"'")?;
+                self.out.push(b'"');
+                return Ok(());
+            };
+            match b {
+                _ if b == quote => {
+                    self.pos += 1;
+                    if STRICT || is_key || self.quote_closes(i + 1) {
+                        self.emit_byte(b'"');
+                        return Ok(());
+                    }
+                    self.repairs.push(Repair { kind: RepairKind::UnescapedQuotes, position: i });
+                    self.out.extend_from_slice(if quote == b'"' { b"\\\"" } else { b"'" });
+                }
+                b'"' => {
+                    // Inside a single-quoted string.
+                    self.out.extend_from_slice(b"\\\"");
+                    self.pos += 1;
+                }
+                b'\\' => self.escape(quote)?,
+                _ => {
+                    self.fault(RepairKind::ControlCharacter, i, "an escaped control character")?;
+                    self.push_control(b);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    fn push_control(&mut self, b: u8) {
+        match b {
+            b'\n' => self.out.extend_from_slice(b"\\n"),
+            b'\r' => self.out.extend_from_slice(b"\\r"),
+            b'\t' => self.out.extend_from_slice(b"\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                self.out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+            }
+        }
+    }
+
+    /// Whether a quote inside a value string, with `after` the byte past it, ends the string.
+    /// Valid JSON always ends here, so the strict path never needs this; for broken input the
+    /// bytes after the quote must look like what may follow a value in this container.
+    fn quote_closes(&self, after: usize) -> bool {
+        let src = self.src;
+        let i = scan::skip_ws(src, after);
+        let Some(&c) = src.get(i) else { return true };
+        match self.stack.last() {
+            Some(Frame::Object | Frame::Brace) => match c {
+                b'}' | b']' => true,
+                b',' => {
+                    let j = scan::skip_ws(src, i + 1);
+                    j >= src.len() || scan::looks_like_key(src, j)
+                }
+                _ => scan::looks_like_key(src, i),
+            },
+            Some(Frame::Array) => match c {
+                b']' | b'}' | b'"' => true,
+                b',' => scan::looks_like_element(src, scan::skip_ws(src, i + 1)),
+                _ => false,
+            },
+            None => matches!(c, b',' | b'{' | b'[' | b'`'),
+        }
+    }
+
+    /// A backslash at `self.pos` inside a string opened by `quote`.
+    fn escape(&mut self, quote: u8) -> Result<(), Error> {
+        let at = self.pos;
+        let src = self.src;
+        match src.get(at + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                self.emit(&src[at..at + 2]);
+                self.pos += 2;
+            }
+            Some(b'u') => {
+                match hex4(src, at + 2) {
+                    Some(0xD800..=0xDBFF) => {
+                        let low = (src.get(at + 6) == Some(&b'\\') && src.get(at + 7) == Some(&b'u'))
+                            .then(|| hex4(src, at + 8))
+                            .flatten();
+                        if matches!(low, Some(0xDC00..=0xDFFF)) {
+                            self.emit(&src[at..at + 12]);
+                            self.pos += 12;
+                        } else {
+                            self.fault(RepairKind::InvalidEscape, at, "a low surrogate after a high surrogate")?;
+                            self.out.extend_from_slice(b"\\ufffd");
+                            self.pos += 6;
+                        }
+                    }
+                    Some(0xDC00..=0xDFFF) => {
+                        self.fault(RepairKind::InvalidEscape, at, "a high surrogate before a low surrogate")?;
+                        self.out.extend_from_slice(b"\\ufffd");
+                        self.pos += 6;
+                    }
+                    Some(_) => {
+                        self.emit(&src[at..at + 6]);
+                        self.pos += 6;
+                    }
+                    None if src.len() - at < 6 && src[at + 2..].iter().all(u8::is_ascii_hexdigit) => {
+                        // Cut off mid-escape: drop it; the string is then closed as truncated.
+                        self.fault(RepairKind::TruncatedString, at, "four hex digits after '\\u'")?;
+                        self.pos = src.len();
+                    }
+                    None => {
+                        self.fault(RepairKind::InvalidEscape, at, "four hex digits after '\\u'")?;
+                        self.out.extend_from_slice(b"\\\\");
+                        self.pos += 1;
+                    }
+                }
+            }
+            Some(b'\'') => {
+                if quote != b'\'' {
+                    self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
+                }
+                self.out.push(b'\'');
+                self.pos += 2;
+            }
+            None => {
+                // A lone backslash at the very end: drop it; the string is closed as truncated.
+                self.pos += 1;
+            }
+            Some(_) => {
+                // `C:\Users`: keep the backslash as a character rather than lose it.
+                self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
+                self.out.extend_from_slice(b"\\\\");
+                self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `raw` as the contents of a JSON string, escaping what JSON requires.
+    fn push_escaped(&mut self, raw: &[u8]) {
+        for &b in raw {
+            match b {
+                b'"' => self.out.extend_from_slice(b"\\\""),
+                b'\\' => self.out.extend_from_slice(b"\\\\"),
+                0..=0x1F => self.push_control(b),
+                _ => self.out.push(b),
+            }
+        }
+    }
+
+    /// A bare key, up to the colon or a structural byte; inner spaces are kept, trailing ones
+    /// are left as whitespace.
+    fn unquoted_key(&mut self) {
+        let src = self.src;
+        let start = self.pos;
+        let mut end = start;
+        while end < src.len() && !matches!(src[end], b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\'' | b'\n' | b'\r') {
+            end += 1;
+        }
+        while end > start + 1 && is_ws(src[end - 1]) {
+            end -= 1;
+        }
+        self.out.push(b'"');
+        self.push_escaped(&src[start..end]);
+        self.out.push(b'"');
+        self.pos = end;
+    }
+
+    // ---- scalars -----------------------------------------------------------------------------
+
+    /// A number at `self.pos`. Strict JSON numbers are copied; others are mended or, when their
+    /// meaning is not a number (`007`, `1.2.3`, `10MB`), kept as strings.
+    fn number(&mut self) -> Result<(), Error> {
+        let src = self.src;
+        let start = self.pos;
+        let end = strict_number_end(src, start);
+        let followed_by_word = |i: usize| src.get(i).is_some_and(|&c| is_ident(c) || c == b'.' || c == b'+');
+        if let Some(end) = end.filter(|&e| !followed_by_word(e)) {
+            self.emit(&src[start..end]);
+            self.pos = end;
+            return Ok(());
+        }
+        if STRICT {
+            return Err(Error::unexpected(start, "a JSON number", scan::char_at(src, start)));
+        }
+        if src[start..].starts_with(b"-Infinity") && literal_at(src, start + 1).is_some() {
+            self.repairs.push(Repair { kind: RepairKind::JsLiteral, position: start });
+            self.out.extend_from_slice(b"null");
+            self.pos = start + 9;
+            return Ok(());
+        }
+        let mut run_end = start;
+        while run_end < src.len() && matches!(src[run_end], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+            run_end += 1;
+        }
+        if src.get(run_end).is_some_and(|&c| is_ident(c)) {
+            return self.word(false);
+        }
+        self.repairs.push(Repair { kind: RepairKind::InvalidNumber, position: start });
+        match mend_number(&src[start..run_end]) {
+            Some(mended) => self.out.extend_from_slice(&mended),
+            None => {
+                self.out.push(b'"');
+                self.push_escaped(&src[start..run_end]);
+                self.out.push(b'"');
+            }
+        }
+        self.pos = run_end;
+        Ok(())
+    }
+
+    /// A bare word where a value belongs: a JSON, Python or JavaScript literal, a literal cut
+    /// off by the end of the input, or an unquoted string.
+    fn word(&mut self, at_root: bool) -> Result<(), Error> {
+        let src = self.src;
+        let start = self.pos;
+        let literal = literal_at(src, start).filter(|_| {
+            let mut i = start;
+            while i < src.len() && is_ident(src[i]) {
+                i += 1;
+            }
+            while i < src.len() && matches!(src[i], b' ' | b'\t') {
+                i += 1;
+            }
+            src.get(i).map_or(true, |&c| matches!(c, b',' | b'}' | b']' | b'\n' | b'\r' | b'/' | b'"' | b'\'' | b'#'))
+        });
+        if let Some(literal) = literal {
+            let (text, kind): (&[u8], _) = match literal {
+                Literal::True => (b"true", None),
+                Literal::False => (b"false", None),
+                Literal::Null => (b"null", None),
+                Literal::PyTrue => (b"true", Some(RepairKind::PythonLiteral)),
+                Literal::PyFalse => (b"false", Some(RepairKind::PythonLiteral)),
+                Literal::PyNone => (b"null", Some(RepairKind::PythonLiteral)),
+                Literal::JsNull => (b"null", Some(RepairKind::JsLiteral)),
+            };
+            let len = src[start..].iter().take_while(|&&c| is_ident(c)).count();
+            if let Some(kind) = kind {
+                self.fault(kind, start, "true, false or null")?;
+            }
+            self.emit(text);
+            self.pos = start + len;
+            return Ok(());
+        }
+        if STRICT {
+            return Err(Error::unexpected(start, "a JSON value", scan::char_at(src, start)));
+        }
+        let rest = &src[start..];
+        if let Some(full) = [&b"true"[..], b"false", b"null"].into_iter().find(|w| w.len() > rest.len() && w.starts_with(rest)) {
+            self.repairs.push(Repair { kind: RepairKind::TruncatedLiteral, position: start });
+            self.out.extend_from_slice(full);
+            self.pos = src.len();
+            return Ok(());
+        }
+        if at_root {
+            return Err(Error::unexpected(start, "a JSON value (an object, array, string, number, true, false or null)", scan::char_at(src, start)));
+        }
+        let mut end = start;
+        while end < src.len() && !matches!(src[end], b',' | b'}' | b']' | b'\n' | b'\r') {
+            end += 1;
+        }
+        self.pos = end;
+        while end > start + 1 && is_ws(src[end - 1]) {
+            end -= 1;
+        }
+        if end > start + 1 && src[end - 1] == b'"' {
+            // `"a": hello",`: the opening quote went missing.
+            end -= 1;
+        }
+        self.repairs.push(Repair { kind: RepairKind::UnquotedString, position: start });
+        self.out.push(b'"');
+        self.push_escaped(&src[start..end]);
+        self.out.push(b'"');
+        self.out.extend_from_slice(&src[end..self.pos].iter().copied().filter(|&c| is_ws(c)).collect::<Vec<_>>());
+        Ok(())
+    }
+}
+
+/// The end of the strict JSON number starting at `i`, if one starts there.
+fn strict_number_end(src: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |mut i: usize| {
+        let start = i;
+        while i < src.len() && src[i].is_ascii_digit() {
+            i += 1;
+        }
+        (i > start).then_some(i)
+    };
+    if src.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    i = match src.get(i)? {
+        b'0' => i + 1,
+        b'1'..=b'9' => digits(i)?,
+        _ => return None,
+    };
+    if src.get(i) == Some(&b'.') {
+        i = digits(i + 1)?;
+    }
+    if matches!(src.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(src.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(i)?;
+    }
+    if src.get(i).is_some_and(|c| c.is_ascii_digit()) {
+        return None; // `01`
+    }
+    Some(i)
+}
+
+/// Mends a run of number characters that is not a strict number: `+1` -> `1`, `.5` -> `0.5`,
+/// `1.` -> `1.0`, `1e` -> `1`, `-` -> `-0`. `None` when the run means something else
+/// (leading zeros of an identifier, two dots, a date), which is then kept as a string.
+fn mend_number(run: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(run.len() + 2);
+    let mut i = 0;
+    if run.first() == Some(&b'+') {
+        i += 1;
+    } else if run.first() == Some(&b'-') {
+        out.push(b'-');
+        i += 1;
+    }
+    let int_start = i;
+    while i < run.len() && run[i].is_ascii_digit() {
+        i += 1;
+    }
+    let int = &run[int_start..i];
+    if int.len() > 1 && int[0] == b'0' {
+        return None;
+    }
+    out.extend_from_slice(if int.is_empty() { b"0" } else { int });
+    if run.get(i) == Some(&b'.') {
+        i += 1;
+        let frac_start = i;
+        while i < run.len() && run[i].is_ascii_digit() {
+            i += 1;
+        }
+        out.push(b'.');
+        out.extend_from_slice(if i == frac_start { b"0" } else { &run[frac_start..i] });
+    }
+    if matches!(run.get(i), Some(b'e' | b'E')) {
+        let exp_start = i;
+        i += 1;
+        if matches!(run.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let digits_start = i;
+        while i < run.len() && run[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i > digits_start {
+            out.extend_from_slice(&run[exp_start..i]);
+        }
+    }
+    (i == run.len()).then_some(out)
+}
+
+fn hex4(src: &[u8], i: usize) -> Option<u32> {
+    let digits = src.get(i..i + 4)?;
+    digits.iter().try_fold(0u32, |acc, &d| Some(acc * 16 + (d as char).to_digit(16)?))
+}

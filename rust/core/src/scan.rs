@@ -1,0 +1,133 @@
+//! Byte classes and bounded lookahead shared by the engines.
+//!
+//! Every lookahead here reads at most `LOOKAHEAD` bytes past whitespace it skips, so a decision
+//! costs O(1) amortised and the engines stay linear on any input (see the tests in `repair`).
+
+/// How far a heuristic may look ahead. Keys and literals that decide a repair are short; a
+/// longer look would make runs of quotes cost more per byte without deciding more cases.
+pub(crate) const LOOKAHEAD: usize = 64;
+
+pub(crate) const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// Bytes that may continue an unquoted identifier (`path`, `$ref`, `max_tokens`).
+pub(crate) const fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'-' || b >= 0x80
+}
+
+/// Marks, per byte, where a fast string scan must stop: the closing quote, a backslash, a raw
+/// control character and, inside a single-quoted string, a double quote that needs escaping.
+pub(crate) struct StringStops([bool; 256]);
+
+impl StringStops {
+    const fn new(quote: u8) -> Self {
+        let mut table = [false; 256];
+        let mut i = 0;
+        while i < 0x20 {
+            table[i] = true;
+            i += 1;
+        }
+        table[b'\\' as usize] = true;
+        table[b'"' as usize] = true;
+        table[quote as usize] = true;
+        StringStops(table)
+    }
+
+    #[inline(always)]
+    pub(crate) fn stops(&self, b: u8) -> bool {
+        self.0[b as usize]
+    }
+}
+
+pub(crate) static DOUBLE_QUOTED: StringStops = StringStops::new(b'"');
+pub(crate) static SINGLE_QUOTED: StringStops = StringStops::new(b'\'');
+
+/// Index of the first non-whitespace byte at or after `i`.
+#[inline]
+pub(crate) fn skip_ws(src: &[u8], mut i: usize) -> usize {
+    while i < src.len() && is_ws(src[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Whether an object key starts at `i`: a quoted or bare name followed by `:`, or a `}` that
+/// closes the object. Bounded by `LOOKAHEAD`.
+pub(crate) fn looks_like_key(src: &[u8], i: usize) -> bool {
+    let Some(&first) = src.get(i) else { return false };
+    let limit = (i + LOOKAHEAD).min(src.len());
+    let mut j = i + 1;
+    match first {
+        b'}' => return true,
+        b'"' | b'\'' => {
+            while j < limit && src[j] != first && src[j] != b'\n' {
+                j += 1;
+            }
+            if j >= limit || src[j] != first {
+                return false;
+            }
+            j += 1;
+        }
+        b if is_ident(b) => {
+            while j < limit && is_ident(src[j]) {
+                j += 1;
+            }
+        }
+        _ => return false,
+    }
+    while j < limit && matches!(src[j], b' ' | b'\t') {
+        j += 1;
+    }
+    j < limit && src[j] == b':'
+}
+
+/// Whether an array element starts at `i`: a bracket, a quote, a number or a JSON literal word.
+pub(crate) fn looks_like_element(src: &[u8], i: usize) -> bool {
+    match src.get(i) {
+        None => true,
+        Some(b'"' | b'\'' | b'{' | b'[' | b']' | b'-' | b'0'..=b'9') => true,
+        Some(_) => literal_at(src, i).is_some(),
+    }
+}
+
+/// A literal word spelled as JSON, Python or JavaScript writes it, ending at a word boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Literal {
+    True,
+    False,
+    Null,
+    PyTrue,
+    PyFalse,
+    PyNone,
+    /// `undefined`, `NaN` and `Infinity`, which strict JSON cannot hold: written as `null`.
+    JsNull,
+}
+
+pub(crate) fn literal_at(src: &[u8], i: usize) -> Option<Literal> {
+    const WORDS: [(&[u8], Literal); 9] = [
+        (b"true", Literal::True),
+        (b"false", Literal::False),
+        (b"null", Literal::Null),
+        (b"True", Literal::PyTrue),
+        (b"False", Literal::PyFalse),
+        (b"None", Literal::PyNone),
+        (b"undefined", Literal::JsNull),
+        (b"NaN", Literal::JsNull),
+        (b"Infinity", Literal::JsNull),
+    ];
+    let rest = &src[i.min(src.len())..];
+    WORDS.iter().find_map(|&(word, lit)| {
+        let ends_word = rest.get(word.len()).map_or(true, |&b| !is_ident(b));
+        (rest.starts_with(word) && ends_word).then_some(lit)
+    })
+}
+
+/// Decodes the character at `i` for error messages (`None` at the end of the input).
+pub(crate) fn char_at(src: &[u8], i: usize) -> Option<char> {
+    let rest = src.get(i..)?;
+    let end = rest.len().min(4);
+    (1..=end)
+        .find_map(|n| std::str::from_utf8(&rest[..n]).ok().and_then(|s| s.chars().next()))
+        .or_else(|| rest.first().map(|&b| char::from(b)))
+}
