@@ -54,3 +54,11 @@ impl Deadline {
         }
     }
 }
+
+#[cfg(test)]
+impl Deadline {
+    /// A deadline that has already passed, for testing the timeout path without sleeping.
+    pub(crate) fn expired(limit_ms: u64) -> Self {
+        Deadline { at: Some(Instant::now()), limit_ms }
+    }
+}

@@ -329,7 +329,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     fn epilogue(&mut self) -> Result<(), Error> {
         let mut wrapped = false;
         loop {
-            let before_ws = self.out.len();
+            let mut before_ws = self.out.len();
             self.skip_ws()?;
             let Some(b) = self.peek() else { break };
             if STRICT {
@@ -341,12 +341,14 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                     self.repairs.push(Repair { kind: RepairKind::ConcatenatedValues, position: next });
                     self.out.insert(0, b'[');
                     wrapped = true;
+                    before_ws += 1;
                 }
-                self.out.push(b',');
+                self.out.insert(before_ws, b',');
                 self.pos = next;
                 self.value()?;
             } else if self.src[self.pos..].starts_with(b"```") {
                 self.repairs.push(Repair { kind: RepairKind::MarkdownFence, position: self.pos });
+                self.out.truncate(before_ws);
                 self.pos += 3;
             } else if b == b'}' || b == b']' {
                 self.repairs.push(Repair { kind: RepairKind::ExtraCloser, position: self.pos });
@@ -543,11 +545,11 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         let at = self.pos;
         match (expect, b) {
             (Expect::FirstElement, b']') => self.close(b, expect),
-            (Expect::NextElement, b']') => {
+            (Expect::NextElement, b']' | b'}') => {
                 self.drop_last_comma()?;
                 self.close(b, Expect::AfterValue)
             }
-            (Expect::FirstElement | Expect::NextElement, b'}') => self.close(b, expect),
+            (Expect::FirstElement, b'}') => self.close(b, expect),
             (Expect::MemberValue, b'}' | b']' | b',') => {
                 self.fault(RepairKind::MissingValue, at, "a value after ':'")?;
                 self.out.extend_from_slice(b"null");
@@ -685,7 +687,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         let next = self.what_follows(at + 1);
         let context_fits = |frame: Option<Frame>| match (next, frame) {
             (After::CommaKey, Some(Frame::Object | Frame::Brace)) => true,
-            (After::CommaElement, Some(Frame::Array) | None) => true,
+            (After::CommaElement, Some(Frame::Array)) => true,
             (After::CommaKey | After::CommaElement, _) => false,
             _ => true,
         };
@@ -1121,4 +1123,272 @@ fn mend_number(run: &[u8]) -> Option<Vec<u8>> {
 fn hex4(src: &[u8], i: usize) -> Option<u32> {
     let digits = src.get(i..i + 4)?;
     digits.iter().try_fold(0u32, |acc, &d| Some(acc * 16 + (d as char).to_digit(16)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Repairs `input` with default limits; returns the JSON and the kinds logged.
+    fn fix(input: &str) -> (String, Vec<&'static str>) {
+        let repaired = repair(input.as_bytes(), &Limits::default()).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        serde_json::from_str::<serde_json::Value>(&repaired.json)
+            .unwrap_or_else(|e| panic!("{input:?} -> {:?} is not strict JSON: {e}", repaired.json));
+        (repaired.json.into_owned(), repaired.repairs.iter().map(|r| r.kind.as_str()).collect())
+    }
+
+    fn fixed(input: &str) -> String {
+        fix(input).0
+    }
+
+    #[test]
+    fn valid_json_is_borrowed_unchanged_with_an_empty_log() {
+        let input = r#"{"path": "test.txt", "content": "hello world", "n": [1, -2.5e3, true, null]}"#;
+        let repaired = repair(input.as_bytes(), &Limits::default()).unwrap();
+        assert!(matches!(repaired.json, Cow::Borrowed(_)));
+        assert_eq!(repaired.json, input);
+        assert!(repaired.repairs.is_empty());
+    }
+
+    #[test]
+    fn trailing_comma_in_object_and_nested_array_is_removed() {
+        assert_eq!(fix(r#"{"path": "test.txt",}"#), (r#"{"path": "test.txt"}"#.into(), vec!["trailing_comma"]));
+        assert_eq!(fix(r#"{"items": [1, 2, 3,]}"#), (r#"{"items": [1, 2, 3]}"#.into(), vec!["trailing_comma"]));
+        assert_eq!(fixed("[[1,],\n]"), "[[1]\n]");
+    }
+
+    #[test]
+    fn missing_closers_are_added_innermost_first() {
+        assert_eq!(fix(r#"{"path": "test.txt""#), (r#"{"path": "test.txt"}"#.into(), vec!["missing_closing_brace"]));
+        assert_eq!(fixed(r#"{"outer": {"inner": {"deep": "value"}"#), r#"{"outer": {"inner": {"deep": "value"}}}"#);
+        assert_eq!(fixed(r#"{"a": [1, {"b": [2"#), r#"{"a": [1, {"b": [2]}]}"#);
+    }
+
+    #[test]
+    fn array_closed_by_a_brace_gets_its_bracket() {
+        assert_eq!(fix(r#"{"items": [1, 2, 3}"#), (r#"{"items": [1, 2, 3]}"#.into(), vec!["missing_closing_bracket"]));
+    }
+
+    #[test]
+    fn wrong_closer_followed_by_more_members_is_replaced() {
+        let (json, kinds) = fix(r#"{"a": [1, 2}, "b": 3}"#);
+        assert_eq!(json, r#"{"a": [1, 2], "b": 3}"#);
+        assert_eq!(kinds, vec!["mismatched_closer"]);
+        assert_eq!(fixed(r#"[{"a": 1], {"b": 2}]"#), r#"[{"a": 1}, {"b": 2}]"#);
+        assert_eq!(fixed("[1, 2}"), "[1, 2]");
+    }
+
+    #[test]
+    fn stray_closers_are_dropped() {
+        assert_eq!(fix(r#"{"a": [1]], "b": 2}"#), (r#"{"a": [1], "b": 2}"#.into(), vec!["extra_closer"]));
+        assert_eq!(fix(r#"{"a": 1}}"#), (r#"{"a": 1}"#.into(), vec!["extra_closer"]));
+        assert_eq!(fixed("[}1]"), "[1]");
+        assert_eq!(fixed("[\"a\",}"), "[\"a\"]");
+    }
+
+    #[test]
+    fn doubled_template_braces_are_collapsed() {
+        assert_eq!(fix(r#"{{"name": "x"}}"#), (r#"{"name": "x"}"#.into(), vec!["redundant_brace"]));
+        assert_eq!(fixed(r#"{"a": 1, {"b": 2}}"#), r#"{"a": 1, "b": 2}"#);
+        assert_eq!(fixed(r#"{{}, "a": 1}"#), r#"{ "a": 1}"#);
+    }
+
+    #[test]
+    fn single_quoted_strings_and_keys_are_double_quoted() {
+        assert_eq!(fixed(r#"{'path': 'test.txt'}"#), r#"{"path": "test.txt"}"#);
+        assert_eq!(fixed(r#"{'say': 'a "quoted" word'}"#), r#"{"say": "a \"quoted\" word"}"#);
+        assert_eq!(fixed(r#"{'text': 'it's fine'}"#), r#"{"text": "it's fine"}"#);
+        assert_eq!(fixed(r#"['don\'t']"#), r#"["don't"]"#);
+    }
+
+    #[test]
+    fn unquoted_keys_are_quoted() {
+        assert_eq!(
+            fix(r#"{path: "test.txt", content: "hello"}"#),
+            (r#"{"path": "test.txt", "content": "hello"}"#.into(), vec!["unquoted_key", "unquoted_key"])
+        );
+        assert_eq!(fixed(r#"{max_tokens: 5, $ref: "x"}"#), r#"{"max_tokens": 5, "$ref": "x"}"#);
+    }
+
+    #[test]
+    fn unquoted_values_become_strings() {
+        assert_eq!(fix(r#"{"name": John Smith}"#), (r#"{"name": "John Smith"}"#.into(), vec!["unquoted_string"]));
+        assert_eq!(fixed(r#"{"size": 10MB, "url": http://x.io/a}"#), r#"{"size": "10MB", "url": "http://x.io/a"}"#);
+        assert_eq!(fixed("[a, b]"), r#"["a", "b"]"#);
+    }
+
+    #[test]
+    fn truncated_string_is_closed_then_its_containers() {
+        let (json, kinds) = fix(r#"{"content": "Hello, this is a test"#);
+        assert_eq!(json, r#"{"content": "Hello, this is a test"}"#);
+        assert_eq!(kinds, vec!["truncated_string", "missing_closing_brace"]);
+        assert_eq!(fixed(r#"["a\"#), r#"["a"]"#);
+        assert_eq!(fixed(r#"["a\u00"#), r#"["a"]"#);
+    }
+
+    #[test]
+    fn truncated_key_or_member_gets_a_null_value() {
+        assert_eq!(fixed(r#"{"a": 1, "ke"#), r#"{"a": 1, "ke":null}"#);
+        assert_eq!(fixed(r#"{"a": 1, "b":"#), r#"{"a": 1, "b":null}"#);
+        assert_eq!(fixed(r#"{"a": 1, "b""#), r#"{"a": 1, "b":null}"#);
+        assert_eq!(fixed(r#"{"a": 1,"#), r#"{"a": 1}"#);
+    }
+
+    #[test]
+    fn truncated_literals_are_completed() {
+        assert_eq!(fix("[tr"), ("[true]".into(), vec!["truncated_literal", "missing_closing_bracket"]));
+        assert_eq!(fixed(r#"{"a": nu"#), r#"{"a": null}"#);
+        assert_eq!(fixed(r#"{"a": f"#), r#"{"a": false}"#);
+    }
+
+    #[test]
+    fn inner_quotes_are_escaped() {
+        let (json, kinds) = fix(r#"{"message": "He said "hello" to me"}"#);
+        assert_eq!(json, r#"{"message": "He said \"hello\" to me"}"#);
+        assert_eq!(kinds, vec!["unescaped_quotes", "unescaped_quotes"]);
+        assert_eq!(fixed(r#"{"a": "say "hi", then go", "b": 1}"#), r#"{"a": "say \"hi\", then go", "b": 1}"#);
+        assert_eq!(fixed(r#"["a "b" c", "d"]"#), r#"["a \"b\" c", "d"]"#);
+        assert_eq!(fixed(r#"{"q": "quote: "x""}"#), r#"{"q": "quote: \"x\""}"#);
+    }
+
+    #[test]
+    fn control_characters_in_strings_are_escaped() {
+        assert_eq!(fix("{\"a\": \"line1\nline2\tx\u{1}\"}"), ("{\"a\": \"line1\\nline2\\tx\\u0001\"}".into(), vec!["control_character"; 3]));
+    }
+
+    #[test]
+    fn invalid_escapes_keep_their_characters() {
+        assert_eq!(fixed(r#"{"p": "C:\Users\me"}"#), r#"{"p": "C:\\Users\\me"}"#);
+        assert_eq!(fixed(r#"["\x41"]"#), r#"["\\x41"]"#);
+        assert_eq!(fixed(r#"["\uZZZZ"]"#), r#"["\\uZZZZ"]"#);
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_become_replacement_characters() {
+        assert_eq!(fixed(r#"["\ud800"]"#), r#"["\ufffd"]"#);
+        assert_eq!(fixed(r#"["\udc00x"]"#), r#"["\ufffdx"]"#);
+        assert_eq!(fixed(r#"["\ud83d\ude00"]"#), r#"["\ud83d\ude00"]"#);
+        assert!(validate(br#"["\ud83d\ude00"]"#, &Limits::default()).is_ok());
+        assert!(validate(br#"["\ud800"]"#, &Limits::default()).is_err());
+    }
+
+    #[test]
+    fn comments_are_removed() {
+        assert_eq!(fix("{\"a\": 1, // one\n\"b\": 2}").1, vec!["comment"]);
+        assert_eq!(fixed("{\"a\": 1, // one\n\"b\": 2}"), "{\"a\": 1, \n\"b\": 2}");
+        assert_eq!(fixed("[1, /* two */ 2] # done"), "[1,  2] ");
+        assert_eq!(fixed("[1 /* unterminated"), "[1 ]");
+    }
+
+    #[test]
+    fn python_and_js_literals_are_mapped() {
+        assert_eq!(fix("[True, False, None]"), ("[true, false, null]".into(), vec!["python_literal"; 3]));
+        assert_eq!(fix("[undefined, NaN, Infinity, -Infinity]"), ("[null, null, null, null]".into(), vec!["js_literal"; 4]));
+        assert_eq!(fixed(r#"{"a": Truest}"#), r#"{"a": "Truest"}"#);
+    }
+
+    #[test]
+    fn numbers_are_mended_or_kept_as_strings() {
+        assert_eq!(fixed("[+1, .5, -.5, 1., 1e, 2E+]"), "[1, 0.5, -0.5, 1.0, 1, 2]");
+        assert_eq!(fixed("[007, 1.2.3, 2024-01-01]"), r#"["007", "1.2.3", "2024-01-01"]"#);
+        assert_eq!(fix("[1, 2, ...]").0, "[1, 2 ]");
+    }
+
+    #[test]
+    fn missing_commas_and_colons_are_inserted() {
+        assert_eq!(fix(r#"{"a": 1 "b": 2}"#), (r#"{"a": 1 ,"b": 2}"#.into(), vec!["missing_comma"]));
+        assert_eq!(fixed("[1 2 3]"), "[1 ,2 ,3]");
+        assert_eq!(fixed("{\"a\": \"x\"\n\"b\": 2}"), "{\"a\": \"x\"\n,\"b\": 2}");
+        assert_eq!(fix(r#"{"a" 1}"#), (r#"{"a" :1}"#.into(), vec!["missing_colon"]));
+        assert_eq!(fixed(r#"{"a" = 1}"#), r#"{"a" : 1}"#);
+    }
+
+    #[test]
+    fn keys_without_values_get_null() {
+        assert_eq!(fix(r#"{"a"}"#), (r#"{"a":null}"#.into(), vec!["missing_value"]));
+        assert_eq!(fixed(r#"{"a": , "b": 1}"#), r#"{"a": null, "b": 1}"#);
+        assert_eq!(fixed("[1,,2]"), "[1,2]");
+    }
+
+    #[test]
+    fn fences_and_prose_around_the_value_are_removed() {
+        assert_eq!(fix("```json\n{\"a\": 1}\n```"), ("{\"a\": 1}".into(), vec!["markdown_fence", "markdown_fence"]));
+        let (json, kinds) = fix("Sure! Here you go: {\"a\": 1} Hope this helps.");
+        assert_eq!(json, "{\"a\": 1}");
+        assert_eq!(kinds, vec!["surrounding_text", "surrounding_text"]);
+    }
+
+    #[test]
+    fn concatenated_values_are_wrapped_in_an_array() {
+        assert_eq!(fix("{\"a\": 1}\n{\"b\": 2}"), ("[{\"a\": 1},\n{\"b\": 2}]".into(), vec!["concatenated_values"]));
+        assert_eq!(fixed("[1], [2]"), "[[1],[2]]");
+    }
+
+    #[test]
+    fn bom_and_invalid_utf8_are_mended() {
+        assert_eq!(fix("\u{feff}{\"a\": 1}"), ("{\"a\": 1}".into(), vec!["byte_order_mark"]));
+        let repaired = repair(b"{\"a\": \"\xff\"}", &Limits::default()).unwrap();
+        assert_eq!(repaired.json, "{\"a\": \"\u{fffd}\"}");
+        assert_eq!(repaired.repairs, vec![Repair { kind: RepairKind::InvalidUtf8, position: 7 }]);
+    }
+
+    #[test]
+    fn several_faults_at_once_are_all_mended() {
+        let (json, kinds) = fix("{path: 'test.txt',}");
+        assert_eq!(json, r#"{"path": "test.txt"}"#);
+        assert_eq!(kinds, vec!["unquoted_key", "single_quotes", "trailing_comma"]);
+    }
+
+    #[test]
+    fn text_without_json_is_refused_with_a_position() {
+        for input in ["", "   ", "hello there"] {
+            let err = repair(input.as_bytes(), &Limits::default()).unwrap_err();
+            assert_eq!(err.code(), ErrorCode::Unparseable, "{input:?}");
+            assert!(err.to_string().contains("expected a JSON value"), "{err}");
+        }
+    }
+
+    #[test]
+    fn limits_are_enforced_with_their_codes() {
+        let limits = Limits { max_size: 10, ..Limits::default() };
+        let err = repair(br#"{"a": "0123456789"}"#, &limits).unwrap_err();
+        assert_eq!((err.code().as_str(), err.kind.clone()), ("TLP-007", ErrorKind::TooLarge { size: 19, limit: 10 }));
+        let deep = "[".repeat(65);
+        let err = repair(deep.as_bytes(), &Limits::default()).unwrap_err();
+        assert_eq!((err.code().as_str(), err.position), ("TLP-008", 64));
+        assert!(repair("[".repeat(64).as_bytes(), &Limits::default()).is_ok());
+    }
+
+    #[test]
+    fn seed_ten_thousand_braces_fail_on_depth_or_finish_fast_when_allowed() {
+        // The seed's pathological case: 10,000 '{' then 9,999 '}' with a 10 ms deadline. With the
+        // default depth limit it is refused at once (TLP-008, depth); with the limit lifted the
+        // engine is linear and finishes inside the deadline instead of timing out.
+        let input = format!("{}{}", "{".repeat(10_000), "}".repeat(9_999));
+        let strict = Limits { timeout_ms: 10, ..Limits::default() };
+        let err = repair(input.as_bytes(), &strict).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::TooDeep { limit: 64 });
+        let lifted = Limits { timeout_ms: 10, max_depth: 20_000, ..Limits::default() };
+        let repaired = repair(input.as_bytes(), &lifted).unwrap();
+        assert_eq!(repaired.json, "{}");
+    }
+
+    #[test]
+    fn a_passed_deadline_is_a_timeout_error() {
+        let input = "[1,".repeat(20_000);
+        let limits = Limits { timeout_ms: 1, max_depth: 1 << 20, ..Limits::default() };
+        let deadline = Deadline::expired(1);
+        let err = Engine::<false>::new(input.as_bytes(), &limits, deadline).run().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::TooDeepOrTimeout);
+        assert!(err.to_string().contains("timeout"));
+    }
+
+    #[test]
+    fn strict_errors_say_what_was_expected_and_where() {
+        let err = validate(br#"{"a": 1,}"#, &Limits::default()).unwrap_err();
+        assert_eq!(err.position, 7);
+        assert_eq!(err.to_string(), "expected a value after ',' at byte 7, found ','");
+        let err = validate(br#"{"a": 1"#, &Limits::default()).unwrap_err();
+        assert!(err.is_incomplete());
+    }
 }

@@ -86,7 +86,7 @@ pub(crate) fn looks_like_key(src: &[u8], i: usize) -> bool {
 pub(crate) fn looks_like_element(src: &[u8], i: usize) -> bool {
     match src.get(i) {
         None => true,
-        Some(b'"' | b'\'' | b'{' | b'[' | b']' | b'-' | b'0'..=b'9') => true,
+        Some(b'"' | b'\'' | b'{' | b'[' | b']' | b'}' | b'-' | b'0'..=b'9') => true,
         Some(_) => literal_at(src, i).is_some(),
     }
 }

@@ -1,0 +1,128 @@
+//! Laws of the repair engine, checked on generated inputs (stable Rust's stand-in for fuzzing).
+
+use proptest::prelude::*;
+use toolmend_core::{repair, validate, ErrorCode, Limits};
+
+fn limits() -> Limits {
+    // No deadline: these laws are about results, and debug builds on a busy CI box are slow.
+    Limits { timeout_ms: 0, ..Limits::default() }
+}
+
+/// Valid JSON documents, serialised by serde_json in compact or pretty form.
+fn json_value() -> impl Strategy<Value = serde_json::Value> {
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::Bool),
+        any::<i64>().prop_map(|n| serde_json::json!(n)),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| serde_json::json!(f)),
+        ".{0,12}".prop_map(serde_json::Value::String),
+    ];
+    leaf.prop_recursive(6, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..8).prop_map(serde_json::Value::Array),
+            prop::collection::btree_map("[a-z\"\\\\ ]{0,6}", inner, 0..8)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Text made of the bytes that matter to a JSON grammar, so that broken shapes are common.
+fn jsonish_text() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("{"), Just("}"), Just("["), Just("]"), Just(","), Just(":"), Just("\""), Just("'"),
+        Just("\\"), Just(" "), Just("\n"), Just("a"), Just("key"), Just("1"), Just("-"), Just("."),
+        Just("e"), Just("true"), Just("True"), Just("None"), Just("null"), Just("//"), Just("/*"),
+        Just("*/"), Just("#"), Just("```"), Just("\\u"), Just("d8"), Just("00"), Just("\t"), Just("é"),
+    ];
+    prop::collection::vec(piece, 0..60).prop_map(|p| p.concat())
+}
+
+fn strictly_valid(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn valid_json_comes_back_byte_identical(value in json_value(), pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
+        let deep = Limits { max_depth: 1000, ..limits() };
+        let repaired = repair(text.as_bytes(), &deep).unwrap();
+        prop_assert_eq!(repaired.json.as_ref(), text.as_str());
+        prop_assert!(repaired.repairs.is_empty());
+    }
+
+    #[test]
+    fn strict_mode_agrees_with_serde_json(text in jsonish_text()) {
+        let ours = validate(text.as_bytes(), &Limits { max_depth: 1000, ..limits() }).is_ok();
+        prop_assert_eq!(ours, strictly_valid(&text), "input {:?}", text);
+    }
+
+    #[test]
+    fn output_parses_strictly_and_repair_is_idempotent(text in jsonish_text()) {
+        match repair(text.as_bytes(), &limits()) {
+            Ok(once) => {
+                prop_assert!(strictly_valid(&once.json), "{:?} -> {:?}", text, once.json);
+                let twice = repair(once.json.as_bytes(), &limits()).unwrap();
+                prop_assert_eq!(twice.json.as_ref(), once.json.as_ref());
+                prop_assert!(twice.repairs.is_empty());
+            }
+            Err(e) => prop_assert!(matches!(e.code(), ErrorCode::Unparseable | ErrorCode::TooDeepOrTimeout)),
+        }
+    }
+
+    #[test]
+    fn any_bytes_give_a_result_or_a_coded_error(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
+        match repair(&bytes, &limits()) {
+            Ok(r) => prop_assert!(strictly_valid(&r.json), "{:?} -> {:?}", bytes, r.json),
+            Err(e) => prop_assert!(e.position <= bytes.len() + 3 * bytes.len()),
+        }
+    }
+
+    #[test]
+    fn truncating_valid_json_anywhere_still_repairs(value in json_value(), cut in any::<prop::sample::Index>()) {
+        let text = serde_json::to_string(&value).unwrap();
+        let mut end = cut.index(text.len() + 1);
+        while !text.is_char_boundary(end) { end -= 1; }
+        let prefix = &text[..end];
+        if let Ok(r) = repair(prefix.as_bytes(), &Limits { max_depth: 1000, ..limits() }) {
+            prop_assert!(strictly_valid(&r.json), "{:?} -> {:?}", prefix, r.json);
+        } else {
+            // Only a prefix holding no value at all (empty, or a bare word cut short) is refused.
+            let refused_ok = prefix.trim().is_empty() || !prefix.starts_with(['{', '[']);
+            prop_assert!(refused_ok, "refused {:?}", prefix);
+        }
+    }
+}
+
+/// Linear time on every pathological family: time per byte at 1 MiB stays within a generous
+/// factor of that at 16 KiB. Ratios, not absolute times, so a slow machine does not fail it.
+#[test]
+fn pathological_families_scale_linearly() {
+    let families: [(&str, fn(usize) -> String); 6] = [
+        ("deep nesting", |n| "[".repeat(n)),
+        ("quote run", |n| format!("{{\"a\": \"{}", "\"".repeat(n))),
+        ("backslash run", |n| format!("[\"{}", "\\".repeat(n))),
+        ("unclosed strings", |n| "[\"a, ".repeat(n / 5)),
+        ("single quotes", |n| "{'k': 'it's', ".repeat(n / 14)),
+        ("comma + quote", |n| "{\"a\": \"x\", \"".repeat(n / 12)),
+    ];
+    let lifted = Limits { max_size: 1 << 22, max_depth: 1 << 22, timeout_ms: 0 };
+    for (name, make) in families {
+        let per_byte = |n: usize| {
+            let input = make(n);
+            let best = (0..5)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    let _ = repair(input.as_bytes(), &lifted);
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min);
+            best / input.len() as f64
+        };
+        let small = per_byte(16 << 10);
+        let large = per_byte(1 << 20);
+        assert!(large < small * 8.0 + 1e-9, "{name}: {large:e} s/B at 1 MiB vs {small:e} s/B at 16 KiB");
+    }
+}
