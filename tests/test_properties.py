@@ -1,0 +1,73 @@
+"""Laws of repair over generated inputs (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolmend
+
+
+def strict_loads(text: str) -> object:
+    """json.loads without the NaN/Infinity extensions, so that only RFC 8259 JSON passes."""
+
+    def refuse(name: str) -> object:
+        raise ValueError(f"non-standard constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=8), inner, max_size=6),
+    max_leaves=40,
+)
+
+# Fragments that matter to a JSON grammar, so broken shapes come up often.
+jsonish = st.lists(
+    st.sampled_from(
+        ['{', '}', '[', ']', ',', ':', '"', "'", '\\', ' ', '\n', 'key', '1', '-', '.', 'e', 'true', 'True',
+         'None', 'null', '//', '/*', '*/', '#', '```', '\\u', 'd800', '\t', 'é', '“']
+    ),
+    max_size=50,
+).map("".join)
+
+# A generous deadline: these laws are about results, and debug builds on a busy machine are slow.
+LIMITS = {"timeout_ms": 1000}
+
+
+@given(json_values, st.booleans())
+def test_valid_json_is_unchanged(value: object, pretty: bool) -> None:
+    text = json.dumps(value, indent=2 if pretty else None, ensure_ascii=False)
+    result = toolmend.repair(text, max_depth=1000, **LIMITS)
+    assert result.json == text and result.repairs == []
+
+
+@given(jsonish)
+@settings(max_examples=500)
+def test_output_parses_strictly_and_repair_is_idempotent(text: str) -> None:
+    once = toolmend.repair(text, **LIMITS)
+    if once.ok:
+        assert once.json is not None
+        strict_loads(once.json)
+        twice = toolmend.repair(once.json, **LIMITS)
+        assert twice.json == once.json and twice.repairs == []
+        assert toolmend.loads(text, **LIMITS) == strict_loads(once.json)
+    else:
+        assert once.error is not None and once.error.code in {"TLP-004", "TLP-008"}
+        assert 0 <= once.error.position <= len(text.encode("utf-8", "surrogatepass"))
+
+
+@given(st.binary(max_size=300))
+@settings(max_examples=500)
+def test_any_bytes_give_a_result_or_a_coded_error(data: bytes) -> None:
+    result = toolmend.repair(data, **LIMITS)
+    assert result.ok == (result.error is None)
+    if result.ok:
+        assert result.json is not None
+        strict_loads(result.json)
+    else:
+        assert result.error is not None and result.error.code.startswith("TLP-")
+        assert result.error.message and result.error.suggestion

@@ -1,0 +1,180 @@
+"""toolmend.repair and toolmend.loads: the Python surface of the repair engine."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+import toolmend
+from toolmend import ParseError, Repair, RepairError, RepairResult
+
+# The seed specification's examples (JsonRepairerTests), with exact outputs and repair kinds.
+SEED_CASES = [
+    ('{"path": "test.txt",}', '{"path": "test.txt"}', ["trailing_comma"]),
+    ('{"items": [1, 2, 3,]}', '{"items": [1, 2, 3]}', ["trailing_comma"]),
+    ('{"path": "test.txt"', '{"path": "test.txt"}', ["missing_closing_brace"]),
+    (
+        '{"outer": {"inner": {"deep": "value"}',
+        '{"outer": {"inner": {"deep": "value"}}}',
+        ["missing_closing_brace", "missing_closing_brace"],
+    ),
+    ('{"items": [1, 2, 3}', '{"items": [1, 2, 3]}', ["missing_closing_bracket"]),
+    (
+        '{"message": "He said "hello" to me"}',
+        '{"message": "He said \\"hello\\" to me"}',
+        ["unescaped_quotes", "unescaped_quotes"],
+    ),
+    (
+        '{"content": "Hello, this is a test',
+        '{"content": "Hello, this is a test"}',
+        ["truncated_string", "missing_closing_brace"],
+    ),
+    (
+        '{path: "test.txt", content: "hello"}',
+        '{"path": "test.txt", "content": "hello"}',
+        ["unquoted_key", "unquoted_key"],
+    ),
+    ("{'path': 'test.txt'}", '{"path": "test.txt"}', ["single_quotes", "single_quotes"]),
+    ("{path: 'test.txt',}", '{"path": "test.txt"}', ["unquoted_key", "single_quotes", "trailing_comma"]),
+]
+
+
+@pytest.mark.parametrize(("broken", "expected", "kinds"), SEED_CASES)
+def test_seed_examples_are_repaired_exactly(broken: str, expected: str, kinds: list[str]) -> None:
+    result = toolmend.repair(broken)
+    assert result.ok and result.repaired
+    assert result.json == expected
+    assert [r.kind for r in result.repairs] == kinds
+    assert result.original is broken
+    assert result.error is None
+
+
+def test_repairs_carry_byte_positions() -> None:
+    result = toolmend.repair('{"path": "test.txt",}')
+    assert result.repairs == [Repair("trailing_comma", 19)]
+    # Positions count UTF-8 bytes, so text before the fault that is not ASCII shifts them.
+    assert toolmend.repair('{"é": 1,}').repairs == [Repair("trailing_comma", 8)]
+
+
+def test_valid_json_comes_back_as_the_same_object() -> None:
+    text = '{"path": "test.txt", "content": "hello world"}'
+    result = toolmend.repair(text)
+    assert result == RepairResult(True, text, False, [], text, None)
+    assert result.json is text
+
+
+def test_bytes_and_bytearray_inputs_are_accepted_and_left_untouched() -> None:
+    data = bytearray(b"{'a': 1,}")
+    result = toolmend.repair(data)
+    assert result.json == '{"a": 1}'
+    assert data == bytearray(b"{'a': 1,}")
+    assert result.original is data
+    assert toolmend.repair(b'{"a": 1}').json == '{"a": 1}'
+
+
+def test_other_input_types_are_a_type_error() -> None:
+    with pytest.raises(TypeError, match="expected str, bytes or bytearray, got int"):
+        toolmend.repair(42)  # type: ignore[arg-type]
+
+
+def test_invalid_utf8_and_lone_surrogates_are_replaced() -> None:
+    result = toolmend.repair(b'{"a": "\xff"}')
+    assert json.loads(result.json) == {"a": "\ufffd"}
+    assert result.repairs == [Repair("invalid_utf8", 7)]
+    surrogate = toolmend.repair('{"a": "\ud800"}')
+    assert surrogate.ok and "invalid_utf8" in [r.kind for r in surrogate.repairs]
+
+
+def test_unrepairable_text_gets_a_coded_error_with_position_and_expectation() -> None:
+    result = toolmend.repair("I cannot call that tool.")
+    assert not result.ok and result.json is None
+    assert result.error == RepairError(
+        "TLP-004",
+        "expected a JSON value (an object, array, string, number, true, false or null) at byte 0, found 'I'",
+        0,
+        "send one JSON object with double-quoted keys and strings",
+    )
+    with pytest.raises(ParseError) as excinfo:
+        result.raise_for_error()
+    assert excinfo.value.code == "TLP-004"
+
+
+def test_size_limit_is_tlp_007_before_any_work() -> None:
+    result = toolmend.repair('{"a": "' + "x" * 100 + '"}', max_size=50)
+    assert result.error is not None
+    assert (result.error.code, result.error.position) == ("TLP-007", 0)
+    assert "over the size limit of 50 bytes" in result.error.message
+
+
+def test_depth_limit_is_tlp_008() -> None:
+    assert toolmend.repair("[" * 64 + "]" * 64).ok
+    result = toolmend.repair("[" * 65 + "]" * 65)
+    assert result.error is not None and result.error.code == "TLP-008"
+    assert "depth limit of 64" in result.error.message
+    assert toolmend.repair("[" * 65, max_depth=100).json == "[" * 65 + "]" * 65
+
+
+def test_seed_ten_thousand_braces_case() -> None:
+    # 10,000 '{' and 9,999 '}' with a 10 ms deadline: refused on depth by default; with the depth
+    # limit lifted the linear engine finishes inside the deadline (no timeout).
+    text = "{" * 10_000 + "}" * 9_999
+    refused = toolmend.repair(text, timeout_ms=10)
+    assert refused.error is not None and refused.error.code == "TLP-008"
+    assert "depth" in refused.error.message
+    lifted = toolmend.repair(text, timeout_ms=10, max_depth=20_000)
+    assert lifted.ok and lifted.json == "{}"
+
+
+def test_deadline_is_tlp_008_with_timeout_in_the_message() -> None:
+    text = "[1 " * 2_000_000  # 6 MB of missing commas: far more than 1 ms of work on any machine
+    result = toolmend.repair(text, max_size=len(text), max_depth=len(text), timeout_ms=1)
+    assert result.error is not None and result.error.code == "TLP-008"
+    assert "timeout" in result.error.message
+
+
+def test_loads_returns_python_objects() -> None:
+    assert toolmend.loads("{path: 'a.txt', n: [1, 2.5, True, None],}") == {"path": "a.txt", "n": [1, 2.5, True, None]}
+    assert toolmend.loads(b'{"a": 1}') == {"a": 1}
+    assert toolmend.loads('"caf\\u00e9"') == "café"
+
+
+def test_loads_raises_parse_error_with_fields() -> None:
+    with pytest.raises(ParseError) as excinfo:
+        toolmend.loads("")
+    err = excinfo.value
+    assert isinstance(err, ValueError) and isinstance(err, toolmend.ToolmendError)
+    assert (err.code, err.position) == ("TLP-004", 0)
+    assert "found end of input" in err.message
+    assert err.errors() == [
+        {"code": "TLP-004", "message": err.message, "position": 0, "suggestion": err.suggestion}
+    ]
+    assert str(err).startswith("TLP-004: expected a JSON value")
+
+
+def test_loads_enforces_the_limits() -> None:
+    with pytest.raises(ParseError) as excinfo:
+        toolmend.loads("[" * 10 + "]" * 10, max_depth=5)
+    assert excinfo.value.code == "TLP-008"
+
+
+def test_argument_values_never_reach_info_logs(caplog: pytest.LogCaptureFixture) -> None:
+    secret = "sk-live-SECRET"
+    with caplog.at_level(logging.DEBUG, logger="toolmend"):
+        toolmend.repair("{'token': '" + secret + "',}")
+        toolmend.repair("no json " + secret)
+    assert any("single_quotes" in r.getMessage() for r in caplog.records)
+    assert all(secret not in r.getMessage() for r in caplog.records)
+    assert all(r.levelno < logging.INFO for r in caplog.records)
+
+
+def test_large_inputs_repair_to_the_same_result_from_several_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    text = "{'content': '" + "line of text with a \"quote\"\n" * 20_000 + "',}"
+    expected = toolmend.repair(text, max_size=1 << 22).json
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: toolmend.repair(text, max_size=1 << 22).json, range(8)))
+    assert results == [expected] * 8
+    assert json.loads(expected)["content"].count('"quote"') == 20_000
