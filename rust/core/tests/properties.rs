@@ -42,7 +42,11 @@ fn strictly_valid(text: &str) -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    // 2,000 cases per law by default; PROPTEST_CASES raises it for a long run.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn valid_json_comes_back_byte_identical(value in json_value(), pretty in any::<bool>()) {
