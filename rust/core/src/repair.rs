@@ -761,10 +761,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         self.pos += 1;
         loop {
             let run = self.pos;
-            let mut i = self.pos;
-            while i < src.len() && !stops.stops(src[i]) {
-                i += 1;
-            }
+            let i = stops.find(src, run);
             self.emit(&src[run..i]);
             self.pos = i;
             let Some(&b) = src.get(i) else {

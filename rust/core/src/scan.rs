@@ -18,7 +18,24 @@ pub(crate) const fn is_ident(b: u8) -> bool {
 
 /// Marks, per byte, where a fast string scan must stop: the closing quote, a backslash, a raw
 /// control character and, inside a single-quoted string, a double quote that needs escaping.
-pub(crate) struct StringStops([bool; 256]);
+pub(crate) struct StringStops {
+    table: [bool; 256],
+    quote: u8,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any byte of `word` is below `n` (n <= 128): the classic SWAR test, exact for "any".
+#[inline(always)]
+const fn any_byte_below(word: u64, n: u8) -> bool {
+    word.wrapping_sub(ONES * n as u64) & !word & HIGHS != 0
+}
+
+#[inline(always)]
+const fn any_byte_is(word: u64, b: u8) -> bool {
+    any_byte_below(word ^ (ONES * b as u64), 1)
+}
 
 impl StringStops {
     const fn new(quote: u8) -> Self {
@@ -31,12 +48,33 @@ impl StringStops {
         table[b'\\' as usize] = true;
         table[b'"' as usize] = true;
         table[quote as usize] = true;
-        StringStops(table)
+        StringStops { table, quote }
     }
 
     #[inline(always)]
     pub(crate) fn stops(&self, b: u8) -> bool {
-        self.0[b as usize]
+        self.table[b as usize]
+    }
+
+    /// Index of the first stop byte at or after `i` (or `src.len()`). Eight bytes at a time
+    /// while a word holds none, since string contents are most of the bytes of tool arguments.
+    #[inline]
+    pub(crate) fn find(&self, src: &[u8], mut i: usize) -> usize {
+        while let Some(chunk) = src.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            if any_byte_below(word, 0x20)
+                || any_byte_is(word, b'"')
+                || any_byte_is(word, b'\\')
+                || any_byte_is(word, self.quote)
+            {
+                break;
+            }
+            i += 8;
+        }
+        while i < src.len() && !self.stops(src[i]) {
+            i += 1;
+        }
+        i
     }
 }
 
