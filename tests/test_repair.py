@@ -8,7 +8,7 @@ import logging
 import pytest
 
 import toolmend
-from toolmend import ParseError, Repair, RepairError, RepairResult
+from toolmend import ParseError, Repair, RepairError
 
 # The seed specification's examples (JsonRepairerTests), with exact outputs and repair kinds.
 SEED_CASES = [
@@ -51,6 +51,14 @@ def test_seed_examples_are_repaired_exactly(broken: str, expected: str, kinds: l
     assert result.error is None
 
 
+def test_repair_values_compare_hash_and_refuse_unknown_kinds() -> None:
+    assert Repair("trailing_comma", 3) == Repair("trailing_comma", 3) != Repair("trailing_comma", 4)
+    assert len({Repair("comment", 1), Repair("comment", 1)}) == 1
+    assert repr(Repair("comment", 1)) == "Repair(kind='comment', position=1)"
+    with pytest.raises(ValueError, match="unknown repair kind"):
+        Repair("not_a_kind", 0)
+
+
 def test_repairs_carry_byte_positions() -> None:
     result = toolmend.repair('{"path": "test.txt",}')
     assert result.repairs == [Repair("trailing_comma", 19)]
@@ -61,8 +69,9 @@ def test_repairs_carry_byte_positions() -> None:
 def test_valid_json_comes_back_as_the_same_object() -> None:
     text = '{"path": "test.txt", "content": "hello world"}'
     result = toolmend.repair(text)
-    assert result == RepairResult(True, text, False, [], text, None)
-    assert result.json is text
+    assert (result.ok, result.repaired, result.repairs, result.error) == (True, False, [], None)
+    assert result.json is text and result.original is text
+    assert repr(result).startswith("RepairResult(ok=True, json='{\"path\"")
 
 
 def test_bytes_and_bytearray_inputs_are_accepted_and_left_untouched() -> None:
@@ -153,10 +162,27 @@ def test_loads_raises_parse_error_with_fields() -> None:
     assert str(err).startswith("TLP-004: expected a JSON value")
 
 
-def test_loads_enforces_the_limits() -> None:
+def test_loads_enforces_the_limits_on_valid_input_too() -> None:
     with pytest.raises(ParseError) as excinfo:
         toolmend.loads("[" * 10 + "]" * 10, max_depth=5)
     assert excinfo.value.code == "TLP-008"
+    with pytest.raises(ParseError) as excinfo:
+        toolmend.loads('{"a": "' + "x" * 100 + '"}', max_size=50)
+    assert excinfo.value.code == "TLP-007"
+    # More brackets than the limit, but not nested that deep: accepted.
+    assert toolmend.loads("[" + "[1]," * 100 + "[2]]", max_depth=2)[-1] == [2]
+    # Brackets inside strings do not count.
+    assert toolmend.loads('["' + "[" * 100 + '"]', max_depth=1) == ["[" * 100]
+
+
+def test_loads_reads_overflowing_numbers_as_json_module_does() -> None:
+    # orjson refuses 1e999; it is valid JSON, so the engine passes it and it becomes inf, like json.loads.
+    assert toolmend.loads("[1e999]") == json.loads("[1e999]") == [float("inf")]
+
+
+def test_loads_gives_the_same_values_on_the_fast_and_the_repair_path() -> None:
+    valid = '{"a": [1, 2.5, true, null, "x\\u00e9"], "b": {"c": -3}}'
+    assert toolmend.loads(valid) == toolmend.loads(valid.replace("true", "True") + " trailing prose")
 
 
 def test_argument_values_never_reach_info_logs(caplog: pytest.LogCaptureFixture) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Sequence
 
-from toolmend.repair import MAX_DEPTH, MAX_SIZE, TIMEOUT_MS, repair
+from toolmend.repair import MAX_DEPTH, MAX_SIZE, TIMEOUT_MS, RepairError, repair
 
 EXIT_OK, EXIT_UNREPAIRABLE, EXIT_USAGE = 0, 1, 2
 
@@ -17,6 +17,12 @@ def _read(path: str) -> bytes:
         return sys.stdin.buffer.read()
     with open(path, "rb") as f:
         return f.read()
+
+
+def _error_dict(error: RepairError | None) -> dict[str, object] | None:
+    if error is None:
+        return None
+    return {"code": error.code, "message": error.message, "position": error.position, "suggestion": error.suggestion}
 
 
 def _repair_command(args: argparse.Namespace) -> int:
@@ -30,8 +36,8 @@ def _repair_command(args: argparse.Namespace) -> int:
         report = {
             "ok": result.ok,
             "repaired": result.repaired,
-            "repairs": [r._asdict() for r in result.repairs],
-            "error": result.error._asdict() if result.error else None,
+            "repairs": [{"kind": r.kind, "position": r.position} for r in result.repairs],
+            "error": _error_dict(result.error),
         }
         print(json.dumps(report, indent=2))
     elif result.ok:

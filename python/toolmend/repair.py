@@ -3,55 +3,23 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any, NamedTuple, Union
+from typing import Any, Union
+
+import orjson
 
 from toolmend import _core
-from toolmend.errors import ParseError
+from toolmend._core import Repair, RepairError, RepairResult
 
-__all__ = ["Repair", "RepairError", "RepairResult", "loads", "repair"]
-
-logger = logging.getLogger("toolmend")
+__all__ = ["MAX_DEPTH", "MAX_SIZE", "TIMEOUT_MS", "Repair", "RepairError", "RepairResult", "loads", "repair"]
 
 Text = Union[str, bytes, bytearray]
+
+logger = logging.getLogger("toolmend")
 
 #: Defaults of the seed specification: 1 MiB, 64 levels, 100 ms (FR-034, NFR-002).
 MAX_SIZE = 1_048_576
 MAX_DEPTH = 64
 TIMEOUT_MS = 100
-
-
-class Repair(NamedTuple):
-    """One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found."""
-
-    kind: str
-    position: int
-
-
-class RepairError(NamedTuple):
-    """Why a text could not be repaired: a TLP code, a message, a byte offset and a hint."""
-
-    code: str
-    message: str
-    position: int
-    suggestion: str
-
-
-@dataclass(slots=True)
-class RepairResult:
-    """The outcome of repair(): the JSON text when ok, the repair log, and the input as given."""
-
-    ok: bool
-    json: str | None
-    repaired: bool
-    repairs: list[Repair]
-    original: Text
-    error: RepairError | None
-
-    def raise_for_error(self) -> None:
-        """Raises ParseError when the text could not be repaired."""
-        if self.error is not None:
-            raise ParseError(*self.error)
 
 
 def repair(
@@ -61,20 +29,45 @@ def repair(
 
     Valid JSON comes back unchanged (the same str object) with an empty log. Positions are byte
     offsets into the UTF-8 encoding of the input. Never raises for bad input: see ``error``.
+    Repairs and failures are logged at DEBUG, by kind and code only, never with the text.
     """
-    json, log, error = _core.repair(text, max_size, max_depth, timeout_ms)
-    repairs = [Repair(kind, position) for kind, position in log]
-    if error is not None:
-        logger.debug("repair failed: %s at byte %d", error[0], error[2])
-        return RepairResult(False, None, False, repairs, text, RepairError(*error))
-    if repairs:
-        logger.debug("repaired JSON: %s", ", ".join(r.kind for r in repairs))
-    return RepairResult(True, json, bool(repairs), repairs, text, None)
+    result = _core.repair(text, max_size=max_size, max_depth=max_depth, timeout_ms=timeout_ms)
+    if (result.repaired or result.error is not None) and logger.isEnabledFor(logging.DEBUG):
+        if result.error is not None:
+            logger.debug("repair failed: %s at byte %d", result.error.code, result.error.position)
+        else:
+            logger.debug("repaired JSON: %s", ", ".join(r.kind for r in result.repairs))
+    return result
+
+
+def _utf8_size(text: Text) -> int:
+    if isinstance(text, str) and not text.isascii():  # isascii() is O(1) on CPython strs
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text)
+
+
+def _may_nest_deeper(text: Text, max_depth: int) -> bool:
+    """Cheap bound first: a text with fewer opening brackets than the limit cannot nest deeper."""
+    if isinstance(text, str):
+        opening = text.count("{") + text.count("[")
+    else:
+        opening = text.count(b"{") + text.count(b"[")
+    return opening > max_depth and _core.exceeds_depth(text, max_depth)
 
 
 def loads(text: Text, *, max_size: int = MAX_SIZE, max_depth: int = MAX_DEPTH, timeout_ms: int = TIMEOUT_MS) -> Any:
-    """Repairs text when needed and returns Python objects; raises ParseError when it cannot."""
-    value, error = _core.loads(text, max_size, max_depth, timeout_ms)
-    if error is not None:
-        raise ParseError(*error)
-    return value
+    """Repairs text when needed and returns Python objects; raises ParseError when it cannot.
+
+    Valid JSON within the limits is parsed by orjson; anything else goes through the repair engine,
+    whose output jiter turns into Python objects. Integers beyond 64 bits come back as floats on
+    both paths.
+    """
+    if _utf8_size(text) <= max_size:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if not _may_nest_deeper(text, max_depth):
+                return value
+    return _core.loads(text, max_size=max_size, max_depth=max_depth, timeout_ms=timeout_ms)

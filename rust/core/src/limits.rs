@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind};
+use crate::scan::DOUBLE_QUOTED;
 
 /// Size, depth and time limits for one call. Defaults follow the seed specification (FR-034, NFR-002).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +39,39 @@ impl Limits {
     }
 }
 
+/// Whether `json`, already known to be valid, nests deeper than `max_depth`. For a fast path
+/// that parses with a library which does not limit depth; brackets inside strings are skipped.
+pub fn exceeds_depth(json: &[u8], max_depth: usize) -> bool {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                i += 1;
+                loop {
+                    i = DOUBLE_QUOTED.find(json, i);
+                    match json.get(i) {
+                        Some(b'\\') => i += 2,
+                        Some(b'"') => break,
+                        Some(_) => i += 1,
+                        None => return false,
+                    }
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > max_depth {
+                    return true;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
 /// A deadline that is cheap to poll: callers check it every few thousand steps, not every byte.
 pub(crate) struct Deadline {
     at: Option<Instant>,
@@ -52,6 +86,19 @@ impl Deadline {
             }
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exceeds_depth;
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_only() {
+        assert!(!exceeds_depth(br#"[[1], {"a": [2]}]"#, 3));
+        assert!(exceeds_depth(br#"[[1], {"a": [[2]]}]"#, 3));
+        assert!(!exceeds_depth(br#"["[[[[", {"k\"[[[": "\\"}]"#, 2));
+        assert!(!exceeds_depth(b"", 0));
     }
 }
 

@@ -83,6 +83,23 @@ pub enum RepairKind {
 }
 
 impl RepairKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [RepairKind; 28] = {
+        use RepairKind::*;
+        [
+            TrailingComma, ExtraComma, MissingClosingBrace, MissingClosingBracket, MismatchedCloser, ExtraCloser,
+            RedundantBrace, SingleQuotes, UnquotedKey, UnquotedString, TruncatedString, TruncatedLiteral,
+            UnescapedQuotes, ControlCharacter, InvalidEscape, Comment, PythonLiteral, JsLiteral, InvalidNumber,
+            MissingComma, MissingColon, MissingValue, UnexpectedCharacter, MarkdownFence, SurroundingText,
+            ConcatenatedValues, ByteOrderMark, InvalidUtf8,
+        ]
+    };
+
+    /// The kind whose stable name is `name`.
+    pub fn from_name(name: &str) -> Option<RepairKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// The stable snake_case name of this kind.
     pub fn as_str(self) -> &'static str {
         use RepairKind::*;
@@ -1136,6 +1153,14 @@ mod tests {
 
     fn fixed(input: &str) -> String {
         fix(input).0
+    }
+
+    #[test]
+    fn every_kind_has_a_distinct_name_that_maps_back() {
+        for kind in RepairKind::ALL {
+            assert_eq!(RepairKind::from_name(kind.as_str()), Some(kind));
+        }
+        assert_eq!(RepairKind::from_name("no_such_kind"), None);
     }
 
     #[test]

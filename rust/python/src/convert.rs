@@ -1,12 +1,19 @@
 //! Boundary conversion: Python text in, core call with the GIL released, Python values out.
+//!
+//! The result classes are frozen pyclasses so that a result costs one small allocation, and the
+//! repair log stays a Rust vector until someone reads `.repairs` (a 1 MB input can carry tens of
+//! thousands of repairs; building them eagerly would cost more than repairing).
 
 use std::borrow::Cow;
 
 use jiter::{PythonParse, StringCacheMode};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
-use toolmend_core::{Error, Limits, Repaired};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyType};
+use toolmend_core::{Error, Limits, RepairKind, Repaired};
+
+use crate::exceptions::parse_error;
 
 /// Inputs at least this long are repaired with the GIL released; below it, releasing and
 /// re-taking the GIL costs more than the work.
@@ -35,10 +42,6 @@ fn input_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     Err(PyTypeError::new_err(format!("expected str, bytes or bytearray, got {}", text.get_type().name()?)))
 }
 
-fn limits(max_size: usize, max_depth: usize, timeout_ms: u64) -> Limits {
-    Limits { max_size, max_depth, timeout_ms }
-}
-
 fn run_repair<'b>(py: Python<'_>, bytes: &'b [u8], limits: &Limits) -> Result<Repaired<'b>, Error> {
     if bytes.len() >= RELEASE_GIL_AT {
         py.detach(|| toolmend_core::repair(bytes, limits))
@@ -47,69 +50,198 @@ fn run_repair<'b>(py: Python<'_>, bytes: &'b [u8], limits: &Limits) -> Result<Re
     }
 }
 
-/// The error as a tuple `(code, message, position, suggestion)`.
-fn error_tuple<'py>(py: Python<'py>, e: &Error) -> PyResult<Bound<'py, PyTuple>> {
-    (e.code().as_str(), e.to_string(), e.position, e.suggestion()).into_pyobject(py)
+/// One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found.
+#[pyclass(module = "toolmend", frozen, eq, hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Repair {
+    kind: RepairKind,
+    #[pyo3(get)]
+    position: usize,
 }
 
-/// repair(text, max_size, max_depth, timeout_ms) -> (json | None, [(kind, position)], error | None)
-///
-/// `json` is the input object itself when it was a valid `str`.
-#[pyfunction]
-#[pyo3(signature = (text, max_size, max_depth, timeout_ms))]
-pub fn repair<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    max_size: usize,
-    max_depth: usize,
-    timeout_ms: u64,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let bytes = input_bytes(text)?;
-    let none = py.None().into_bound(py);
-    match run_repair(py, &bytes, &limits(max_size, max_depth, timeout_ms)) {
-        Ok(repaired) => {
-            let json = match (&repaired.json, text.is_instance_of::<PyString>()) {
-                (Cow::Borrowed(_), true) => text.clone(),
-                (json, _) => PyString::new(py, json).into_any(),
-            };
-            let log = PyList::empty(py);
-            for r in &repaired.repairs {
-                log.append((r.kind.as_str(), r.position))?;
+#[pymethods]
+impl Repair {
+    #[new]
+    fn new(kind: &str, position: usize) -> PyResult<Self> {
+        let kind = RepairKind::from_name(kind).ok_or_else(|| PyValueError::new_err(format!("unknown repair kind {kind:?}")))?;
+        Ok(Repair { kind, position })
+    }
+
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.kind.as_str()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Repair(kind='{}', position={})", self.kind.as_str(), self.position)
+    }
+}
+
+/// Why a text could not be repaired: a TLP code, a message, a byte offset and a hint.
+#[pyclass(module = "toolmend", frozen, eq, get_all)]
+#[derive(Clone, PartialEq, Eq)]
+pub struct RepairError {
+    code: String,
+    message: String,
+    position: usize,
+    suggestion: String,
+}
+
+#[pymethods]
+impl RepairError {
+    #[new]
+    fn new(code: String, message: String, position: usize, suggestion: String) -> Self {
+        RepairError { code, message, position, suggestion }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let quoted = |s: &str| PyString::new(py, s).repr().map(|r| r.to_string());
+        Ok(format!(
+            "RepairError(code={}, message={}, position={}, suggestion={})",
+            quoted(&self.code)?,
+            quoted(&self.message)?,
+            self.position,
+            quoted(&self.suggestion)?
+        ))
+    }
+}
+
+impl From<&Error> for RepairError {
+    fn from(e: &Error) -> Self {
+        RepairError {
+            code: e.code().as_str().to_owned(),
+            message: e.to_string(),
+            position: e.position,
+            suggestion: e.suggestion().to_owned(),
+        }
+    }
+}
+
+/// The outcome of repair(): the JSON text when ok, the repair log, and the input as given.
+#[pyclass(module = "toolmend", frozen)]
+pub struct RepairResult {
+    /// The repaired text; the input object itself when it was a valid str.
+    #[pyo3(get)]
+    json: Option<Py<PyAny>>,
+    log: Vec<toolmend_core::Repair>,
+    /// The input exactly as the caller passed it.
+    #[pyo3(get)]
+    original: Py<PyAny>,
+    /// Why the text could not be repaired, or None.
+    #[pyo3(get)]
+    error: Option<Py<RepairError>>,
+}
+
+#[pymethods]
+impl RepairResult {
+    /// True when the result holds JSON text.
+    #[getter]
+    fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// True when the input needed mending.
+    #[getter]
+    fn repaired(&self) -> bool {
+        !self.log.is_empty()
+    }
+
+    /// The repairs applied, in input order (a new list on each access).
+    #[getter]
+    fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.log.iter().map(|r| Repair { kind: r.kind, position: r.position }))
+    }
+
+    /// Raises ParseError when the text could not be repaired.
+    fn raise_for_error(&self, py: Python<'_>) -> PyResult<()> {
+        match &self.error {
+            Some(e) => {
+                let e = e.get();
+                Err(parse_error(py, &e.code, &e.message, e.position, &e.suggestion))
             }
-            (json, log, none).into_pyobject(py)
+            None => Ok(()),
         }
-        Err(e) => (none.clone(), PyList::empty(py), error_tuple(py, &e)?).into_pyobject(py),
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let shown = |o: &Option<Py<PyAny>>| -> PyResult<String> {
+            Ok(match o {
+                Some(o) => o.bind(py).repr()?.to_string(),
+                None => "None".into(),
+            })
+        };
+        let error = match &self.error {
+            Some(e) => e.get().__repr__(py)?,
+            None => "None".into(),
+        };
+        Ok(format!(
+            "RepairResult(ok={}, json={}, repaired={}, repairs=<{} repairs>, error={})",
+            if self.ok() { "True" } else { "False" },
+            shown(&self.json)?,
+            if self.repaired() { "True" } else { "False" },
+            self.log.len(),
+            error
+        ))
     }
 }
 
-/// loads(text, max_size, max_depth, timeout_ms) -> (value, None) or (None, error)
+/// Repairs text into one strict JSON value in linear time.
 ///
-/// The core decides validity (and repairs); jiter then builds Python objects from the bytes.
+/// Valid JSON comes back unchanged (the same str object) with an empty log. Positions are byte
+/// offsets into the UTF-8 encoding of the input. Never raises for bad input: see `error`.
 #[pyfunction]
-#[pyo3(signature = (text, max_size, max_depth, timeout_ms))]
-pub fn loads<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    max_size: usize,
-    max_depth: usize,
-    timeout_ms: u64,
-) -> PyResult<Bound<'py, PyTuple>> {
+#[pyo3(signature = (text, *, max_size = 1_048_576, max_depth = 64, timeout_ms = 100))]
+pub fn repair(py: Python<'_>, text: &Bound<'_, PyAny>, max_size: usize, max_depth: usize, timeout_ms: u64) -> PyResult<RepairResult> {
     let bytes = input_bytes(text)?;
-    let none = py.None().into_bound(py);
-    match run_repair(py, &bytes, &limits(max_size, max_depth, timeout_ms)) {
+    let outcome = run_repair(py, &bytes, &Limits { max_size, max_depth, timeout_ms });
+    let original = text.clone().unbind();
+    Ok(match outcome {
         Ok(repaired) => {
-            let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() };
-            let value = parser
-                .python_parse(py, repaired.json.as_bytes())
-                .map_err(|e| jiter::map_json_error(repaired.json.as_bytes(), &e))?;
-            (value, none).into_pyobject(py)
+            let json = match &repaired.json {
+                Cow::Borrowed(_) if text.is_instance_of::<PyString>() => original.clone_ref(py),
+                json => PyString::new(py, json).into_any().unbind(),
+            };
+            RepairResult { json: Some(json), log: repaired.repairs, original, error: None }
         }
-        Err(e) => (none.clone(), error_tuple(py, &e)?).into_pyobject(py),
-    }
+        Err(e) => RepairResult { json: None, log: Vec::new(), original, error: Some(Py::new(py, RepairError::from(&e))?) },
+    })
+}
+
+/// Repairs text when needed and returns Python objects; raises ParseError when it cannot.
+/// (toolmend.loads puts a fast path for valid input in front of this.)
+#[pyfunction]
+#[pyo3(signature = (text, *, max_size = 1_048_576, max_depth = 64, timeout_ms = 100))]
+pub fn loads<'py>(py: Python<'py>, text: &Bound<'py, PyAny>, max_size: usize, max_depth: usize, timeout_ms: u64) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = input_bytes(text)?;
+    let repaired = run_repair(py, &bytes, &Limits { max_size, max_depth, timeout_ms }).map_err(|e| {
+        parse_error(py, e.code().as_str(), &e.to_string(), e.position, e.suggestion())
+    })?;
+    let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() };
+    parser.python_parse(py, repaired.json.as_bytes()).map_err(|e| {
+        // Strict JSON that Python cannot hold, such as 1e999.
+        let message = format!("{} at byte {}", e.error_type, e.index);
+        parse_error(py, "TLP-004", &message, e.index, "send numbers a double can hold")
+    })
+}
+
+/// Whether valid JSON nests deeper than `max_depth` (a check for parsers that do not limit depth).
+#[pyfunction]
+pub fn exceeds_depth(py: Python<'_>, text: &Bound<'_, PyAny>, max_depth: usize) -> PyResult<bool> {
+    let bytes = input_bytes(text)?;
+    Ok(if bytes.len() >= RELEASE_GIL_AT {
+        py.detach(|| toolmend_core::limits::exceeds_depth(&bytes, max_depth))
+    } else {
+        toolmend_core::limits::exceeds_depth(&bytes, max_depth)
+    })
 }
 
 /// Empties jiter's bounded cache of Python key strings.
 #[pyfunction]
 pub fn cache_clear() {
     jiter::cache_clear();
+}
+
+/// Looks a class of the Python package up once per interpreter.
+pub(crate) fn package_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, module: &str, name: &str) -> PyResult<&'py Bound<'py, PyType>> {
+    cell.import(py, module, name)
 }
