@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Union
-
-import orjson
+from typing import Union
 
 from toolmend import _core
 from toolmend._core import Repair, RepairError, RepairResult
@@ -40,34 +38,7 @@ def repair(
     return result
 
 
-def _utf8_size(text: Text) -> int:
-    if isinstance(text, str) and not text.isascii():  # isascii() is O(1) on CPython strs
-        return len(text.encode("utf-8", "surrogatepass"))
-    return len(text)
-
-
-def _may_nest_deeper(text: Text, max_depth: int) -> bool:
-    """Cheap bound first: a text with fewer opening brackets than the limit cannot nest deeper."""
-    if isinstance(text, str):
-        opening = text.count("{") + text.count("[")
-    else:
-        opening = text.count(b"{") + text.count(b"[")
-    return opening > max_depth and _core.exceeds_depth(text, max_depth)
-
-
-def loads(text: Text, *, max_size: int = MAX_SIZE, max_depth: int = MAX_DEPTH, timeout_ms: int = TIMEOUT_MS) -> Any:
-    """Repairs text when needed and returns Python objects; raises ParseError when it cannot.
-
-    Valid JSON within the limits is parsed by orjson; anything else goes through the repair engine,
-    whose output jiter turns into Python objects. Integers beyond 64 bits come back as floats on
-    both paths.
-    """
-    if _utf8_size(text) <= max_size:
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-        else:
-            if not _may_nest_deeper(text, max_depth):
-                return value
-    return _core.loads(text, max_size=max_size, max_depth=max_depth, timeout_ms=timeout_ms)
+#: Repairs when needed and returns Python objects; raises ParseError when it cannot. Valid JSON
+#: within the limits is parsed by orjson, anything else repaired by the core and built by jiter;
+#: integers beyond 64 bits come back as floats on both paths.
+loads = _core.loads

@@ -42,6 +42,12 @@ impl Limits {
 /// Whether `json`, already known to be valid, nests deeper than `max_depth`. For a fast path
 /// that parses with a library which does not limit depth; brackets inside strings are skipped.
 pub fn exceeds_depth(json: &[u8], max_depth: usize) -> bool {
+    // Fewer opening brackets than the limit cannot nest deeper; this count vectorises, the exact
+    // scan below does not, and most tool arguments stop here.
+    let opening = json.iter().fold(0usize, |n, &b| n + usize::from(b == b'{' || b == b'['));
+    if opening <= max_depth {
+        return false;
+    }
     let mut depth = 0usize;
     let mut i = 0;
     while i < json.len() {

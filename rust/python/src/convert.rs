@@ -207,31 +207,34 @@ pub fn repair(py: Python<'_>, text: &Bound<'_, PyAny>, max_size: usize, max_dept
     })
 }
 
+static ORJSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
 /// Repairs text when needed and returns Python objects; raises ParseError when it cannot.
-/// (toolmend.loads puts a fast path for valid input in front of this.)
+///
+/// Valid JSON within the limits is parsed by orjson (the fastest well-kept parser, called from
+/// here so the limit checks add no Python frames); anything else is repaired by the core and its
+/// output built into Python objects by jiter.
 #[pyfunction]
 #[pyo3(signature = (text, *, max_size = 1_048_576, max_depth = 64, timeout_ms = 100))]
 pub fn loads<'py>(py: Python<'py>, text: &Bound<'py, PyAny>, max_size: usize, max_depth: usize, timeout_ms: u64) -> PyResult<Bound<'py, PyAny>> {
     let bytes = input_bytes(text)?;
+    if bytes.len() <= max_size {
+        let orjson_loads = ORJSON_LOADS.get_or_try_init(py, || py.import("orjson")?.getattr("loads").map(Bound::unbind))?;
+        match orjson_loads.bind(py).call1((text,)) {
+            Ok(value) if !toolmend_core::limits::exceeds_depth(&bytes, max_depth) => return Ok(value),
+            Ok(_) => {}
+            Err(e) if e.is_instance_of::<PyValueError>(py) => {}
+            Err(e) => return Err(e),
+        }
+    }
     let repaired = run_repair(py, &bytes, &Limits { max_size, max_depth, timeout_ms }).map_err(|e| {
         parse_error(py, e.code().as_str(), &e.to_string(), e.position, e.suggestion())
     })?;
     let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() };
     parser.python_parse(py, repaired.json.as_bytes()).map_err(|e| {
-        // Strict JSON that Python cannot hold, such as 1e999.
+        // Strict JSON that Python cannot hold.
         let message = format!("{} at byte {}", e.error_type, e.index);
-        parse_error(py, "TLP-004", &message, e.index, "send numbers a double can hold")
-    })
-}
-
-/// Whether valid JSON nests deeper than `max_depth` (a check for parsers that do not limit depth).
-#[pyfunction]
-pub fn exceeds_depth(py: Python<'_>, text: &Bound<'_, PyAny>, max_depth: usize) -> PyResult<bool> {
-    let bytes = input_bytes(text)?;
-    Ok(if bytes.len() >= RELEASE_GIL_AT {
-        py.detach(|| toolmend_core::limits::exceeds_depth(&bytes, max_depth))
-    } else {
-        toolmend_core::limits::exceeds_depth(&bytes, max_depth)
+        parse_error(py, "TLP-004", &message, e.index, "send values Python can hold")
     })
 }
 

@@ -15,7 +15,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<convert::RepairResult>()?;
     m.add_function(wrap_pyfunction!(convert::repair, m)?)?;
     m.add_function(wrap_pyfunction!(convert::loads, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::exceeds_depth, m)?)?;
     m.add_function(wrap_pyfunction!(convert::cache_clear, m)?)?;
     Ok(())
 }
