@@ -10,4 +10,4 @@ mod scan;
 
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;
-pub use repair::{repair, validate, Repair, RepairKind, Repaired};
+pub use repair::{mend, repair, validate, Repair, RepairKind, Repaired};

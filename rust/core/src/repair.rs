@@ -165,23 +165,33 @@ pub fn validate(input: &[u8], limits: &Limits) -> Result<(), Error> {
 /// an empty log; anything else is mended in one pass, or refused with a coded error.
 pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Error> {
     limits.check_size(input.len())?;
-    let deadline = limits.deadline();
-    let text: Cow<'a, [u8]> = match std::str::from_utf8(input) {
-        Ok(valid) => match Engine::<true>::new(input, limits, limits.deadline()).run() {
+    if let Ok(valid) = std::str::from_utf8(input) {
+        match Engine::<true>::new(input, limits, limits.deadline()).run() {
             Ok(()) => return Ok(Repaired { json: Cow::Borrowed(valid), repairs: Vec::new() }),
             Err(e) if e.code() != ErrorCode::Unparseable => return Err(e),
-            Err(_) => Cow::Borrowed(input),
-        },
-        Err(_) => Cow::Owned(String::from_utf8_lossy(input).into_owned().into_bytes()),
+            Err(_) => {}
+        }
+    }
+    mend(input, limits).map(|(json, repairs)| Repaired { json: Cow::Owned(json), repairs })
+}
+
+/// The repair pass alone, for callers that already know `input` is not valid JSON (a strict
+/// parser refused it): it skips the validation that `repair` runs first. Valid input still comes
+/// back equal, with an empty log.
+pub fn mend(input: &[u8], limits: &Limits) -> Result<(String, Vec<Repair>), Error> {
+    limits.check_size(input.len())?;
+    let utf8_error = std::str::from_utf8(input).err();
+    let text: Cow<'_, [u8]> = match utf8_error {
+        None => Cow::Borrowed(input),
+        Some(_) => Cow::Owned(String::from_utf8_lossy(input).into_owned().into_bytes()),
     };
-    let mut engine = Engine::<false>::new(&text, limits, deadline);
-    if let Err(e) = std::str::from_utf8(input) {
+    let mut engine = Engine::<false>::new(&text, limits, limits.deadline());
+    if let Some(e) = utf8_error {
         engine.repairs.push(Repair { kind: RepairKind::InvalidUtf8, position: e.valid_up_to() });
     }
     engine.run()?;
-    let json = String::from_utf8(engine.out)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Ok(Repaired { json: Cow::Owned(json), repairs: engine.repairs })
+    let json = String::from_utf8(engine.out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok((json, engine.repairs))
 }
 
 /// A container on the explicit stack.
@@ -329,7 +339,8 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             at = scan::skip_ws(self.src, at);
         }
         if let Some(&b) = self.src.get(at) {
-            if b != b'{' && b != b'[' {
+            let starts_value = matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9') || literal_at(self.src, at).is_some();
+            if !starts_value {
                 if let Some(n) = self.src[at..].iter().position(|&c| c == b'{' || c == b'[') {
                     self.repairs.push(Repair { kind: RepairKind::SurroundingText, position: at });
                     at += n;

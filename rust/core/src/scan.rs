@@ -91,7 +91,8 @@ pub(crate) fn skip_ws(src: &[u8], mut i: usize) -> usize {
 }
 
 /// Whether an object key starts at `i`: a quoted or bare name followed by `:`, or a `}` that
-/// closes the object. Bounded by `LOOKAHEAD`.
+/// closes the object. Bounded by `LOOKAHEAD`; when the window ends before the shape is decided,
+/// the answer is yes, because valid JSON (a long key) must never be read as broken.
 pub(crate) fn looks_like_key(src: &[u8], i: usize) -> bool {
     let Some(&first) = src.get(i) else { return false };
     let limit = (i + LOOKAHEAD).min(src.len());
@@ -100,9 +101,12 @@ pub(crate) fn looks_like_key(src: &[u8], i: usize) -> bool {
         b'}' => return true,
         b'"' | b'\'' => {
             while j < limit && src[j] != first && src[j] != b'\n' {
-                j += 1;
+                j += if src[j] == b'\\' { 2 } else { 1 };
             }
-            if j >= limit || src[j] != first {
+            if j >= limit {
+                return limit < src.len();
+            }
+            if src[j] != first {
                 return false;
             }
             j += 1;
@@ -114,10 +118,13 @@ pub(crate) fn looks_like_key(src: &[u8], i: usize) -> bool {
         }
         _ => return false,
     }
-    while j < limit && matches!(src[j], b' ' | b'\t') {
+    while j < limit && is_ws(src[j]) {
         j += 1;
     }
-    j < limit && src[j] == b':'
+    if j >= limit {
+        return limit < src.len();
+    }
+    src[j] == b':'
 }
 
 /// Whether an array element starts at `i`: a bracket, a quote, a number or a JSON literal word.

@@ -1,7 +1,7 @@
 //! Laws of the repair engine, checked on generated inputs (stable Rust's stand-in for fuzzing).
 
 use proptest::prelude::*;
-use toolmend_core::{repair, validate, ErrorCode, Limits};
+use toolmend_core::{mend, repair, validate, ErrorCode, Limits};
 
 fn limits() -> Limits {
     // No deadline: these laws are about results, and debug builds on a busy CI box are slow.
@@ -55,6 +55,14 @@ proptest! {
         let repaired = repair(text.as_bytes(), &deep).unwrap();
         prop_assert_eq!(repaired.json.as_ref(), text.as_str());
         prop_assert!(repaired.repairs.is_empty());
+    }
+
+    #[test]
+    fn the_repair_pass_alone_leaves_valid_json_as_it_is(value in json_value(), pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
+        let (json, repairs) = mend(text.as_bytes(), &Limits { max_depth: 1000, ..limits() }).unwrap();
+        prop_assert_eq!(json, text);
+        prop_assert!(repairs.is_empty());
     }
 
     #[test]

@@ -227,11 +227,16 @@ pub fn loads<'py>(py: Python<'py>, text: &Bound<'py, PyAny>, max_size: usize, ma
             Err(e) => return Err(e),
         }
     }
-    let repaired = run_repair(py, &bytes, &Limits { max_size, max_depth, timeout_ms }).map_err(|e| {
-        parse_error(py, e.code().as_str(), &e.to_string(), e.position, e.suggestion())
-    })?;
+    // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
+    let limits = Limits { max_size, max_depth, timeout_ms };
+    let mended = if bytes.len() >= RELEASE_GIL_AT {
+        py.detach(|| toolmend_core::mend(&bytes, &limits))
+    } else {
+        toolmend_core::mend(&bytes, &limits)
+    };
+    let (json, _) = mended.map_err(|e| parse_error(py, e.code().as_str(), &e.to_string(), e.position, e.suggestion()))?;
     let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() };
-    parser.python_parse(py, repaired.json.as_bytes()).map_err(|e| {
+    parser.python_parse(py, json.as_bytes()).map_err(|e| {
         // Strict JSON that Python cannot hold.
         let message = format!("{} at byte {}", e.error_type, e.index);
         parse_error(py, "TLP-004", &message, e.index, "send values Python can hold")
