@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use crate::error::{Error, ErrorCode, ErrorKind};
 use crate::limits::{Deadline, Limits};
-use crate::scan::{self, is_ident, is_ws, literal_at, Literal, StringStops};
+use crate::scan::{self, is_ident, is_ws, literal_at, Delimiter, Literal};
 
 /// One fault that was mended: what kind, and the byte offset in the input where it was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +40,11 @@ pub enum RepairKind {
     RedundantBrace,
     /// `'text'`: rewritten with double quotes.
     SingleQuotes,
+    /// `“text”` or `‘text’`: typographic quotes around a string, rewritten with double quotes.
+    SpecialQuotes,
+    /// `{\"a\": 1}`: JSON escaped once too often (a stringified string); unescaped, then repaired.
+    /// Later positions refer to the unescaped text.
+    EscapedJson,
     /// `{path: 1}`: the key is quoted.
     UnquotedKey,
     /// `{"name": John}`: the value is quoted as a string.
@@ -84,11 +89,11 @@ pub enum RepairKind {
 
 impl RepairKind {
     /// Every kind, in declaration order.
-    pub const ALL: [RepairKind; 28] = {
+    pub const ALL: [RepairKind; 30] = {
         use RepairKind::*;
         [
             TrailingComma, ExtraComma, MissingClosingBrace, MissingClosingBracket, MismatchedCloser, ExtraCloser,
-            RedundantBrace, SingleQuotes, UnquotedKey, UnquotedString, TruncatedString, TruncatedLiteral,
+            RedundantBrace, SingleQuotes, SpecialQuotes, EscapedJson, UnquotedKey, UnquotedString, TruncatedString, TruncatedLiteral,
             UnescapedQuotes, ControlCharacter, InvalidEscape, Comment, PythonLiteral, JsLiteral, InvalidNumber,
             MissingComma, MissingColon, MissingValue, UnexpectedCharacter, MarkdownFence, SurroundingText,
             ConcatenatedValues, ByteOrderMark, InvalidUtf8,
@@ -112,6 +117,8 @@ impl RepairKind {
             ExtraCloser => "extra_closer",
             RedundantBrace => "redundant_brace",
             SingleQuotes => "single_quotes",
+            SpecialQuotes => "special_quotes",
+            EscapedJson => "escaped_json",
             UnquotedKey => "unquoted_key",
             UnquotedString => "unquoted_string",
             TruncatedString => "truncated_string",
@@ -180,18 +187,55 @@ pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Erro
 /// back equal, with an empty log.
 pub fn mend(input: &[u8], limits: &Limits) -> Result<(String, Vec<Repair>), Error> {
     limits.check_size(input.len())?;
+    let mut repairs = Vec::new();
     let utf8_error = std::str::from_utf8(input).err();
-    let text: Cow<'_, [u8]> = match utf8_error {
+    let mut text: Cow<'_, [u8]> = match utf8_error {
         None => Cow::Borrowed(input),
-        Some(_) => Cow::Owned(String::from_utf8_lossy(input).into_owned().into_bytes()),
+        Some(e) => {
+            repairs.push(Repair { kind: RepairKind::InvalidUtf8, position: e.valid_up_to() });
+            Cow::Owned(String::from_utf8_lossy(input).into_owned().into_bytes())
+        }
     };
-    let mut engine = Engine::<false>::new(&text, limits, limits.deadline());
-    if let Some(e) = utf8_error {
-        engine.repairs.push(Repair { kind: RepairKind::InvalidUtf8, position: e.valid_up_to() });
+    if let Some(at) = escaped_json_at(&text) {
+        repairs.push(Repair { kind: RepairKind::EscapedJson, position: at });
+        text = Cow::Owned(unescape_once(&text));
     }
+    let mut engine = Engine::<false>::new(&text, limits, limits.deadline());
+    engine.repairs = repairs;
     engine.run()?;
     let json = String::from_utf8(engine.out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok((json, engine.repairs))
+}
+
+/// Where JSON escaped once too often begins: an object or array whose first key or string opens
+/// with `\"` (`{\"path\": ...}`), as when a model stringifies its arguments twice.
+fn escaped_json_at(text: &[u8]) -> Option<usize> {
+    let start = scan::skip_ws(text, 0);
+    let inner = scan::skip_ws(text, start + 1);
+    (matches!(text.get(start), Some(b'{' | b'[')) && text[inner.min(text.len())..].starts_with(b"\\\"")).then_some(inner)
+}
+
+/// Removes one level of JSON string escaping: `\"` -> `"`, `\\` -> `\`, `\n` -> a newline, and
+/// so on; escapes of the inner level come out as raw characters, which the repair pass escapes again.
+fn unescape_once(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        let next = text.get(i + 1).copied();
+        let (bytes, used): (&[u8], usize) = match (b, next) {
+            (b'\\', Some(b'"')) => (b"\"", 2),
+            (b'\\', Some(b'\\')) => (b"\\", 2),
+            (b'\\', Some(b'/')) => (b"/", 2),
+            (b'\\', Some(b'n')) => (b"\n", 2),
+            (b'\\', Some(b't')) => (b"\t", 2),
+            (b'\\', Some(b'r')) => (b"\r", 2),
+            _ => (&text[i..i + 1], 1),
+        };
+        out.extend_from_slice(bytes);
+        i += used;
+    }
+    out
 }
 
 /// A container on the explicit stack.
@@ -538,7 +582,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 Ok(Expect::FirstElement)
             }
             b'"' => {
-                self.string(b'"', false)?;
+                self.string(&scan::DOUBLE, false)?;
                 Ok(self.after_value())
             }
             b'-' | b'0'..=b'9' => {
@@ -558,7 +602,12 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             }
             b'\'' => {
                 self.fault(RepairKind::SingleQuotes, at, "a double-quoted string")?;
-                self.string(b'\'', false)?;
+                self.string(&scan::SINGLE, false)?;
+                Ok(self.after_value())
+            }
+            0xE2 if scan::curly_quote_at(self.src, at).is_some() => {
+                self.fault(RepairKind::SpecialQuotes, at, "a double-quoted string")?;
+                self.string(scan::curly_quote_at(self.src, at).expect("checked"), false)?;
                 Ok(self.after_value())
             }
             _ => {
@@ -602,7 +651,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         let at = self.pos;
         match b {
             b'"' => {
-                self.string(b'"', true)?;
+                self.string(&scan::DOUBLE, true)?;
                 Ok(Expect::Colon)
             }
             b'}' | b']' => {
@@ -614,7 +663,12 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             }
             b'\'' => {
                 self.fault(RepairKind::SingleQuotes, at, "a double-quoted key")?;
-                self.string(b'\'', true)?;
+                self.string(&scan::SINGLE, true)?;
+                Ok(Expect::Colon)
+            }
+            0xE2 if scan::curly_quote_at(self.src, at).is_some() => {
+                self.fault(RepairKind::SpecialQuotes, at, "a double-quoted key")?;
+                self.string(scan::curly_quote_at(self.src, at).expect("checked"), true)?;
                 Ok(Expect::Colon)
             }
             b'{' => {
@@ -781,15 +835,14 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
 
     // ---- strings -------------------------------------------------------------------------
 
-    /// A string opened by `quote` at `self.pos`, written double-quoted.
-    fn string(&mut self, quote: u8, is_key: bool) -> Result<(), Error> {
-        let stops: &StringStops = if quote == b'"' { &scan::DOUBLE_QUOTED } else { &scan::SINGLE_QUOTED };
+    /// A string opened by `delim` at `self.pos`, written double-quoted.
+    fn string(&mut self, delim: &'static Delimiter, is_key: bool) -> Result<(), Error> {
         let src = self.src;
         self.emit_byte(b'"');
-        self.pos += 1;
+        self.pos += delim.open.len();
         loop {
             let run = self.pos;
-            let i = stops.find(src, run);
+            let i = delim.stops.find(src, run);
             self.emit(&src[run..i]);
             self.pos = i;
             let Some(&b) = src.get(i) else {
@@ -798,24 +851,29 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 return Ok(());
             };
             match b {
-                _ if b == quote => {
-                    self.pos += 1;
-                    if STRICT || is_key || self.quote_closes(i + 1) {
+                _ if b == delim.close[0] && src[i..].starts_with(delim.close) => {
+                    self.pos += delim.close.len();
+                    if STRICT || is_key || self.quote_closes(self.pos) {
                         self.emit_byte(b'"');
                         return Ok(());
                     }
                     self.repairs.push(Repair { kind: RepairKind::UnescapedQuotes, position: i });
-                    self.out.extend_from_slice(if quote == b'"' { b"\\\"" } else { b"'" });
+                    self.out.extend_from_slice(delim.inner);
                 }
                 b'"' => {
-                    // Inside a single-quoted string.
+                    // Inside a string with other delimiters: escaped for the double-quoted output.
                     self.out.extend_from_slice(b"\\\"");
                     self.pos += 1;
                 }
-                b'\\' => self.escape(quote)?,
-                _ => {
+                b'\\' => self.escape(delim.close == b"'")?,
+                0..=0x1F => {
                     self.fault(RepairKind::ControlCharacter, i, "an escaped control character")?;
                     self.push_control(b);
+                    self.pos += 1;
+                }
+                _ => {
+                    // The first byte of another character that shares the closer's lead byte.
+                    self.emit_byte(b);
                     self.pos += 1;
                 }
             }
@@ -859,8 +917,8 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         }
     }
 
-    /// A backslash at `self.pos` inside a string opened by `quote`.
-    fn escape(&mut self, quote: u8) -> Result<(), Error> {
+    /// A backslash at `self.pos` inside a string; `in_single` when single quotes delimit it.
+    fn escape(&mut self, in_single: bool) -> Result<(), Error> {
         let at = self.pos;
         let src = self.src;
         match src.get(at + 1) {
@@ -905,7 +963,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 }
             }
             Some(b'\'') => {
-                if quote != b'\'' {
+                if !in_single {
                     self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
                 }
                 self.out.push(b'\'');
@@ -1232,6 +1290,23 @@ mod tests {
         assert_eq!(fixed(r#"{'say': 'a "quoted" word'}"#), r#"{"say": "a \"quoted\" word"}"#);
         assert_eq!(fixed(r#"{'text': 'it's fine'}"#), r#"{"text": "it's fine"}"#);
         assert_eq!(fixed(r#"['don\'t']"#), r#"["don't"]"#);
+    }
+
+    #[test]
+    fn typographic_quotes_delimit_strings() {
+        assert_eq!(
+            fix("{\u{201c}path\u{201d}: \u{201c}a.txt\u{201d}, \u{2018}n\u{2019}: \u{2018}it\u{2019}s\u{2019}}"),
+            (r#"{"path": "a.txt", "n": "it’s"}"#.into(), vec!["special_quotes", "special_quotes", "special_quotes", "special_quotes", "unescaped_quotes"])
+        );
+        // Inside an ordinary string they are ordinary characters.
+        assert!(validate("[\"\u{201c}x\u{201d}\"]".as_bytes(), &Limits::default()).is_ok());
+    }
+
+    #[test]
+    fn json_escaped_twice_is_unescaped_then_repaired() {
+        let (json, kinds) = fix(r#"{\"path\": \"a.txt\", \"content\": \"line\\nnext \\\"q\\\"\"}"#);
+        assert_eq!(json, "{\"path\": \"a.txt\", \"content\": \"line\\nnext \\\"q\\\"\"}");
+        assert_eq!(kinds[0], "escaped_json");
     }
 
     #[test]

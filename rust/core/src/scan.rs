@@ -79,7 +79,32 @@ impl StringStops {
 }
 
 pub(crate) static DOUBLE_QUOTED: StringStops = StringStops::new(b'"');
-pub(crate) static SINGLE_QUOTED: StringStops = StringStops::new(b'\'');
+
+/// How a string is delimited in the input; the output is always double-quoted.
+pub(crate) struct Delimiter {
+    pub(crate) open: &'static [u8],
+    pub(crate) close: &'static [u8],
+    /// Stops at the first byte of `close`, as well as at what every string stops at.
+    pub(crate) stops: StringStops,
+    /// What a closing quote that does not end the string becomes in the output.
+    pub(crate) inner: &'static [u8],
+}
+
+const fn delimiter(open: &'static str, close: &'static str, inner: &'static str) -> Delimiter {
+    Delimiter { open: open.as_bytes(), close: close.as_bytes(), stops: StringStops::new(close.as_bytes()[0]), inner: inner.as_bytes() }
+}
+
+pub(crate) static DOUBLE: Delimiter = delimiter("\"", "\"", "\\\"");
+pub(crate) static SINGLE: Delimiter = delimiter("'", "'", "'");
+/// Typographic quotes, which word processors and some models put around JSON strings.
+pub(crate) static CURLY_DOUBLE: Delimiter = delimiter("\u{201c}", "\u{201d}", "\u{201d}");
+pub(crate) static CURLY_SINGLE: Delimiter = delimiter("\u{2018}", "\u{2019}", "\u{2019}");
+
+/// The typographic quote that opens a string at `i`, if any.
+pub(crate) fn curly_quote_at(src: &[u8], i: usize) -> Option<&'static Delimiter> {
+    let rest = src.get(i..)?;
+    [&CURLY_DOUBLE, &CURLY_SINGLE].into_iter().find(|d| rest.starts_with(d.open))
+}
 
 /// Index of the first non-whitespace byte at or after `i`.
 #[inline]

@@ -33,6 +33,7 @@ fn jsonish_text() -> impl Strategy<Value = String> {
         Just("\\"), Just(" "), Just("\n"), Just("a"), Just("key"), Just("1"), Just("-"), Just("."),
         Just("e"), Just("true"), Just("True"), Just("None"), Just("null"), Just("//"), Just("/*"),
         Just("*/"), Just("#"), Just("```"), Just("\\u"), Just("d8"), Just("00"), Just("\t"), Just("é"),
+        Just("\u{201c}"), Just("\u{201d}"), Just("\u{2019}"), Just("\\\""), Just("\\n"),
     ];
     prop::collection::vec(piece, 0..60).prop_map(|p| p.concat())
 }
