@@ -204,3 +204,16 @@ def test_large_inputs_repair_to_the_same_result_from_several_threads() -> None:
         results = list(pool.map(lambda _: toolmend.repair(text, max_size=1 << 22).json, range(8)))
     assert results == [expected] * 8
     assert json.loads(expected)["content"].count('"quote"') == 20_000
+
+
+def test_every_fault_class_of_the_bench_corpus_repairs_to_its_valid_document() -> None:
+    from toolmend.bench import corpus
+
+    for case in corpus(sizes={"60B": 60, "2KB": 2_000}, pathological=False):
+        result = toolmend.repair(case.text)
+        assert result.ok, case.name
+        if "truncated" in case.name:
+            json.loads(result.json)  # cut off: the tail is lost, but what remains is valid
+        else:
+            assert json.loads(result.json) == json.loads(case.valid), case.name
+            assert result.repaired == (case.text != case.valid), case.name

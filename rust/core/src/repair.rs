@@ -899,9 +899,12 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         let src = self.src;
         let i = scan::skip_ws(src, after);
         let Some(&c) = src.get(i) else { return true };
+        // A closer right after the quote ends the string only if what follows the closer may
+        // follow a container; code inside strings (`f"{name}!"}\n`) writes closers too.
+        let closer_ends = || matches!(src.get(i + 1), None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`'));
         match self.stack.last() {
             Some(Frame::Object | Frame::Brace) => match c {
-                b'}' | b']' => true,
+                b'}' | b']' => closer_ends(),
                 b',' => {
                     let j = scan::skip_ws(src, i + 1);
                     j >= src.len() || scan::looks_like_key(src, j)
@@ -909,7 +912,8 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 _ => scan::looks_like_key(src, i),
             },
             Some(Frame::Array) => match c {
-                b']' | b'}' | b'"' => true,
+                b']' | b'}' => closer_ends(),
+                b'"' => true,
                 b',' => scan::looks_like_element(src, scan::skip_ws(src, i + 1)),
                 _ => false,
             },
@@ -1357,6 +1361,8 @@ mod tests {
         assert_eq!(fixed(r#"{"a": "say "hi", then go", "b": 1}"#), r#"{"a": "say \"hi\", then go", "b": 1}"#);
         assert_eq!(fixed(r#"["a "b" c", "d"]"#), r#"["a \"b\" c", "d"]"#);
         assert_eq!(fixed(r#"{"q": "quote: "x""}"#), r#"{"q": "quote: \"x\""}"#);
+        let code = r#"{"content": "return {"body": f"Hi {name}!"}\nnext", "mode": "w"}"#;
+        assert_eq!(fixed(code), r#"{"content": "return {\"body\": f\"Hi {name}!\"}\nnext", "mode": "w"}"#);
     }
 
     #[test]
