@@ -108,6 +108,8 @@ def test_unrepairable_text_gets_a_coded_error_with_position_and_expectation() ->
     with pytest.raises(ParseError) as excinfo:
         result.raise_for_error()
     assert excinfo.value.code == "TLP-004"
+    mended = toolmend.repair("{'a': 1,}")
+    assert mended.raise_for_error() is mended
 
 
 def test_size_limit_is_tlp_007_before_any_work() -> None:
@@ -123,6 +125,20 @@ def test_depth_limit_is_tlp_008() -> None:
     assert result.error is not None and result.error.code == "TLP-008"
     assert "depth limit of 64" in result.error.message
     assert toolmend.repair("[" * 65, max_depth=100).json == "[" * 65 + "]" * 65
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_loads_builds_python_objects_up_to_its_own_depth(broken: bool) -> None:
+    deepest = toolmend.LOADS_MAX_DEPTH
+    close = "" if broken else "]"
+    nested = toolmend.loads("[" * deepest + close * deepest, max_depth=10 * deepest)
+    for _ in range(deepest - 1):
+        nested = nested[0]
+    assert nested == []
+    with pytest.raises(toolmend.ParseError) as excinfo:
+        toolmend.loads("[" * (deepest + 1) + close * (deepest + 1), max_depth=10 * deepest)
+    assert excinfo.value.code == "TLP-008"
+    assert toolmend.repair("[" * (deepest + 1), max_depth=10 * deepest).ok
 
 
 def test_seed_ten_thousand_braces_case() -> None:

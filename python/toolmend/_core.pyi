@@ -3,6 +3,7 @@
 from typing import Any, Union, final
 
 __version__: str
+LOADS_MAX_DEPTH: int
 
 _Text = Union[str, bytes, bytearray]
 
@@ -49,7 +50,7 @@ class RepairResult:
     def original(self) -> _Text: ...
     @property
     def error(self) -> RepairError | None: ...
-    def raise_for_error(self) -> None: ...
+    def raise_for_error(self) -> RepairResult: ...
 
 def repair(
     text: _Text, *, max_size: int = 1_048_576, max_depth: int = 64, timeout_ms: int = 100

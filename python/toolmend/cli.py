@@ -1,15 +1,20 @@
-"""The toolmend command line: `toolmend repair`, `toolmend bench`."""
+"""The toolmend command line: `toolmend repair`, `tools list|show`, `validate`, `bench`."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
+from toolmend.errors import UnknownToolError
 from toolmend.repair import MAX_DEPTH, MAX_SIZE, TIMEOUT_MS, RepairError, repair
 
+if TYPE_CHECKING:
+    from toolmend.registry import ToolRegistry
+
 EXIT_OK, EXIT_UNREPAIRABLE, EXIT_USAGE = 0, 1, 2
+EXIT_INVALID = 1  # validate: arguments invalid or tool unknown
 
 
 def _read(path: str) -> bytes:
@@ -50,6 +55,64 @@ def _repair_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _load_tools(path: str) -> ToolRegistry | None:
+    """The registry of a tools file, or None after printing why it cannot be read."""
+    from toolmend.registry import ToolRegistry
+
+    try:
+        registry = ToolRegistry.from_file(path)
+    except (OSError, ValueError, ImportError) as e:
+        print(f"toolmend: cannot read tools from {path}: {e}", file=sys.stderr)
+        return None
+    for skipped in registry.skipped:
+        if skipped.code:
+            print(f"toolmend: skipped tool '{skipped.name}': {skipped.reason}", file=sys.stderr)
+    return registry
+
+
+def _tools_command(args: argparse.Namespace) -> int:
+    registry = _load_tools(args.tools)
+    if registry is None:
+        return EXIT_USAGE
+    if args.action == "list":
+        rows = [(t.name, t.version, t.category or "", t.description) for t in registry.tools()]
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(("Name", "Version", "Category"))]
+        header = ("Name", "Version", "Category", "Description")
+        for row in [header, *rows]:
+            print("  ".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + "  " + row[3])
+        print(f"Total: {len(rows)} tools registered")
+        return EXIT_OK
+    if args.name is None:
+        print("toolmend: tools show needs a tool NAME", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        tool = registry.get(args.name)
+    except UnknownToolError as e:
+        print(e, file=sys.stderr)
+        return EXIT_INVALID
+    print(f"Tool: {tool.name}\nVersion: {tool.version}\nCategory: {tool.category or '-'}")
+    print(f"Description: {tool.description}\n{registry.schema_hint(tool.name)}\nSchema (JSON):")
+    print(json.dumps(tool.schema, indent=2))
+    return EXIT_OK
+
+
+def _validate_command(args: argparse.Namespace) -> int:
+    registry = _load_tools(args.tools)
+    if registry is None:
+        return EXIT_USAGE
+    if args.args == "-":
+        data: str | bytes = sys.stdin.buffer.read()
+    else:
+        data = args.args
+    result = registry.try_validate(args.name, data)
+    if result.ok:
+        print(json.dumps(result.value, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for error in result.errors:
+        print(f"{error}" + (f" ({error.suggestion})" if error.suggestion else ""))
+    return EXIT_INVALID
+
+
 def _bench_command(args: argparse.Namespace) -> int:
     from toolmend.bench import print_peer_table
 
@@ -67,6 +130,16 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--max-depth", type=int, default=MAX_DEPTH, help="levels (default %(default)s)")
     rep.add_argument("--timeout-ms", type=int, default=TIMEOUT_MS, help="deadline (default %(default)s)")
     rep.set_defaults(run=_repair_command)
+    tools = commands.add_parser("tools", help="list the tools of a tools file, or show one")
+    tools.add_argument("action", choices=["list", "show"])
+    tools.add_argument("name", nargs="?", metavar="NAME")
+    tools.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
+    tools.set_defaults(run=_tools_command)
+    validate = commands.add_parser("validate", help="check arguments against a tool's schema")
+    validate.add_argument("name", metavar="NAME")
+    validate.add_argument("args", nargs="?", default="-", metavar="ARGS|-", help="JSON arguments (default: stdin)")
+    validate.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
+    validate.set_defaults(run=_validate_command)
     bench = commands.add_parser("bench", help="time toolmend against the peers installed here")
     bench.add_argument("--quick", action="store_true", help="fewer rounds, smaller inputs")
     bench.set_defaults(run=_bench_command)

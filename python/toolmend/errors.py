@@ -24,3 +24,42 @@ class ParseError(ToolmendError, ValueError):
         return [
             {"code": self.code, "message": self.message, "position": self.position, "suggestion": self.suggestion}
         ]
+
+
+class SchemaError(ToolmendError, ValueError):
+    """Raised when a tool definition is refused: TSR-006 (invalid), TSR-007 (name taken by a
+    different definition), TSR-008 (the schema does not compile). `path` points into the schema."""
+
+    def __init__(self, code: str, message: str, path: str | None = None) -> None:
+        super().__init__(f"[{code}] {message}")
+        self.code = code
+        self.message = message
+        self.path = path
+
+
+class UnknownToolError(ToolmendError, LookupError):
+    """Raised when no tool of that name is registered (TSR-001)."""
+
+    def __init__(self, code: str, message: str, tool_name: str) -> None:
+        super().__init__(f"[{code}] {message}")
+        self.code = code
+        self.message = message
+        self.tool_name = tool_name
+
+    def __str__(self) -> str:  # LookupError would quote the message like a dict key
+        return f"[{self.code}] {self.message}"
+
+
+class ValidationError(ToolmendError, ValueError):
+    """Raised when arguments do not match their tool's schema; `.errors` holds every FieldError
+    (path, code, message, expected, actual, suggestion) in document order."""
+
+    def __init__(self, tool_name: str, errors: tuple[Any, ...]) -> None:
+        lines = "".join(f"\n  {e}" for e in errors)
+        super().__init__(f"Validation failed for tool '{tool_name}' with {len(errors)} error(s){lines}")
+        self.tool_name = tool_name
+        self.errors = tuple(errors)
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        """Every error as a plain dict, fit for a log line or a reflection prompt."""
+        return [e.as_dict() for e in self.errors]

@@ -11,6 +11,22 @@ pub enum ErrorCode {
     TooLarge,
     /// TLP-008: nesting deeper than `max_depth`, or the repair deadline passed.
     TooDeepOrTimeout,
+    /// TSR-001: no tool of that name is registered.
+    UnknownTool,
+    /// TSR-002: the arguments are not JSON (or not JSON-representable).
+    InvalidArguments,
+    /// TSR-003: a required property is missing.
+    RequiredMissing,
+    /// TSR-004: a value has the wrong JSON type.
+    TypeMismatch,
+    /// TSR-005: a value breaks a constraint (length, range, pattern, enum, format, ...).
+    ConstraintViolation,
+    /// TSR-006: the tool definition or its schema is not acceptable.
+    SchemaInvalid,
+    /// TSR-007: another definition is already registered under that name.
+    DuplicateTool,
+    /// TSR-008: the schema could not be compiled.
+    CompilationFailed,
 }
 
 impl ErrorCode {
@@ -20,6 +36,14 @@ impl ErrorCode {
             ErrorCode::Unparseable => "TLP-004",
             ErrorCode::TooLarge => "TLP-007",
             ErrorCode::TooDeepOrTimeout => "TLP-008",
+            ErrorCode::UnknownTool => "TSR-001",
+            ErrorCode::InvalidArguments => "TSR-002",
+            ErrorCode::RequiredMissing => "TSR-003",
+            ErrorCode::TypeMismatch => "TSR-004",
+            ErrorCode::ConstraintViolation => "TSR-005",
+            ErrorCode::SchemaInvalid => "TSR-006",
+            ErrorCode::DuplicateTool => "TSR-007",
+            ErrorCode::CompilationFailed => "TSR-008",
         }
     }
 }
@@ -28,7 +52,10 @@ impl ErrorCode {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
     /// A byte the grammar does not allow here (`found` is `None` at the end of the input).
-    Unexpected { expected: &'static str, found: Option<char> },
+    Unexpected {
+        expected: &'static str,
+        found: Option<char>,
+    },
     /// The input is not valid UTF-8 (strict mode only; repair replaces the bytes).
     InvalidUtf8,
     /// Input longer than the size limit.
@@ -49,7 +76,10 @@ pub struct Error {
 
 impl Error {
     pub(crate) fn unexpected(position: usize, expected: &'static str, found: Option<char>) -> Self {
-        Error { kind: ErrorKind::Unexpected { expected, found }, position }
+        Error {
+            kind: ErrorKind::Unexpected { expected, found },
+            position,
+        }
     }
 
     /// The stable code of this error.
@@ -69,8 +99,12 @@ impl Error {
     /// A short hint for a person or a reflection prompt; computed here because it is logic.
     pub fn suggestion(&self) -> &'static str {
         match &self.kind {
-            ErrorKind::Unexpected { found: None, .. } => "the output was cut off: send the complete JSON value",
-            ErrorKind::Unexpected { .. } => "send one JSON object with double-quoted keys and strings",
+            ErrorKind::Unexpected { found: None, .. } => {
+                "the output was cut off: send the complete JSON value"
+            }
+            ErrorKind::Unexpected { .. } => {
+                "send one JSON object with double-quoted keys and strings"
+            }
             ErrorKind::InvalidUtf8 => "send UTF-8 text",
             ErrorKind::TooLarge { .. } => "send smaller arguments, or raise max_size",
             ErrorKind::TooDeep { .. } => "flatten the arguments, or raise max_depth",
@@ -82,21 +116,46 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            ErrorKind::Unexpected { expected, found: Some(c) } => {
-                write!(f, "expected {expected} at byte {}, found {c:?}", self.position)
+            ErrorKind::Unexpected {
+                expected,
+                found: Some(c),
+            } => {
+                write!(
+                    f,
+                    "expected {expected} at byte {}, found {c:?}",
+                    self.position
+                )
             }
-            ErrorKind::Unexpected { expected, found: None } => {
-                write!(f, "expected {expected} at byte {}, found end of input", self.position)
+            ErrorKind::Unexpected {
+                expected,
+                found: None,
+            } => {
+                write!(
+                    f,
+                    "expected {expected} at byte {}, found end of input",
+                    self.position
+                )
             }
             ErrorKind::InvalidUtf8 => write!(f, "invalid UTF-8 at byte {}", self.position),
             ErrorKind::TooLarge { size, limit } => {
-                write!(f, "input of {size} bytes is over the size limit of {limit} bytes")
+                write!(
+                    f,
+                    "input of {size} bytes is over the size limit of {limit} bytes"
+                )
             }
             ErrorKind::TooDeep { limit } => {
-                write!(f, "nesting deeper than the depth limit of {limit} at byte {}", self.position)
+                write!(
+                    f,
+                    "nesting deeper than the depth limit of {limit} at byte {}",
+                    self.position
+                )
             }
             ErrorKind::Timeout { limit_ms } => {
-                write!(f, "timeout: repair passed its deadline of {limit_ms} ms at byte {}", self.position)
+                write!(
+                    f,
+                    "timeout: repair passed its deadline of {limit_ms} ms at byte {}",
+                    self.position
+                )
             }
         }
     }

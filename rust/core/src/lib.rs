@@ -7,6 +7,7 @@ pub mod error;
 pub mod limits;
 pub mod repair;
 mod scan;
+pub mod schema;
 
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;

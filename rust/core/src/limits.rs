@@ -3,7 +3,6 @@
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind};
-use crate::scan::DOUBLE_QUOTED;
 
 /// Size, depth and time limits for one call. Defaults follow the seed specification (FR-034, NFR-002).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,7 +17,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_size: 1 << 20, max_depth: 64, timeout_ms: 100 }
+        Limits {
+            max_size: 1 << 20,
+            max_depth: 64,
+            timeout_ms: 100,
+        }
     }
 }
 
@@ -26,14 +29,21 @@ impl Limits {
     /// Refuses an input over `max_size` before any work is done on it.
     pub fn check_size(&self, len: usize) -> Result<(), Error> {
         if len > self.max_size {
-            return Err(Error { kind: ErrorKind::TooLarge { size: len, limit: self.max_size }, position: 0 });
+            return Err(Error {
+                kind: ErrorKind::TooLarge {
+                    size: len,
+                    limit: self.max_size,
+                },
+                position: 0,
+            });
         }
         Ok(())
     }
 
     pub(crate) fn deadline(&self) -> Deadline {
         Deadline {
-            at: (self.timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(self.timeout_ms)),
+            at: (self.timeout_ms > 0)
+                .then(|| Instant::now() + Duration::from_millis(self.timeout_ms)),
             limit_ms: self.timeout_ms,
         }
     }
@@ -44,36 +54,51 @@ impl Limits {
 pub fn exceeds_depth(json: &[u8], max_depth: usize) -> bool {
     // Fewer opening brackets than the limit cannot nest deeper; this count vectorises, the exact
     // scan below does not, and most tool arguments stop here.
-    let opening = json.iter().fold(0usize, |n, &b| n + usize::from(b == b'{' || b == b'['));
+    let opening = json
+        .iter()
+        .fold(0usize, |n, &b| n + usize::from(b == b'{' || b == b'['));
     if opening <= max_depth {
         return false;
     }
+    // Only the bytes between strings can hold structure, so jump from quote to quote (SIMD) and
+    // walk just those stretches; string bodies, most of the bytes of tool arguments, are skipped.
     let mut depth = 0usize;
-    let mut i = 0;
-    while i < json.len() {
-        match json[i] {
-            b'"' => {
-                i += 1;
-                loop {
-                    i = DOUBLE_QUOTED.find(json, i);
-                    match json.get(i) {
-                        Some(b'\\') => i += 2,
-                        Some(b'"') => break,
-                        Some(_) => i += 1,
-                        None => return false,
-                    }
+    let mut outside_from = Some(0);
+    for quote in memchr::memchr_iter(b'"', json) {
+        match outside_from {
+            Some(from) => {
+                if nests_deeper(&json[from..quote], &mut depth, max_depth) {
+                    return true;
+                }
+                outside_from = None;
+            }
+            None => {
+                let backslashes = json[..quote]
+                    .iter()
+                    .rev()
+                    .take_while(|&&b| b == b'\\')
+                    .count();
+                if backslashes % 2 == 0 {
+                    outside_from = Some(quote + 1);
                 }
             }
+        }
+    }
+    outside_from.is_some_and(|from| nests_deeper(&json[from..], &mut depth, max_depth))
+}
+
+fn nests_deeper(structure: &[u8], depth: &mut usize, max_depth: usize) -> bool {
+    for &b in structure {
+        match b {
             b'{' | b'[' => {
-                depth += 1;
-                if depth > max_depth {
+                *depth += 1;
+                if *depth > max_depth {
                     return true;
                 }
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'}' | b']' => *depth = depth.saturating_sub(1),
             _ => {}
         }
-        i += 1;
     }
     false
 }
@@ -87,9 +112,12 @@ pub(crate) struct Deadline {
 impl Deadline {
     pub(crate) fn check(&self, position: usize) -> Result<(), Error> {
         match self.at {
-            Some(at) if Instant::now() >= at => {
-                Err(Error { kind: ErrorKind::Timeout { limit_ms: self.limit_ms }, position })
-            }
+            Some(at) if Instant::now() >= at => Err(Error {
+                kind: ErrorKind::Timeout {
+                    limit_ms: self.limit_ms,
+                },
+                position,
+            }),
             _ => Ok(()),
         }
     }
@@ -112,6 +140,9 @@ mod tests {
 impl Deadline {
     /// A deadline that has already passed, for testing the timeout path without sleeping.
     pub(crate) fn expired(limit_ms: u64) -> Self {
-        Deadline { at: Some(Instant::now()), limit_ms }
+        Deadline {
+            at: Some(Instant::now()),
+            limit_ms,
+        }
     }
 }

@@ -81,6 +81,10 @@ pub enum RepairKind {
     SurroundingText,
     /// Several top-level values one after another: wrapped in one array, in order.
     ConcatenatedValues,
+    /// `"abc" + "def"` (JavaScript string concatenation): joined into one string.
+    StringConcatenation,
+    /// `ObjectId("1")`, `NumberLong(2)`, JSONP `callback(...)`: the call is replaced by its argument.
+    FunctionCall,
     /// A leading UTF-8 byte order mark: removed.
     ByteOrderMark,
     /// Bytes that are not UTF-8: replaced with U+FFFD (later positions refer to the replaced text).
@@ -89,14 +93,41 @@ pub enum RepairKind {
 
 impl RepairKind {
     /// Every kind, in declaration order.
-    pub const ALL: [RepairKind; 30] = {
+    pub const ALL: [RepairKind; 32] = {
         use RepairKind::*;
         [
-            TrailingComma, ExtraComma, MissingClosingBrace, MissingClosingBracket, MismatchedCloser, ExtraCloser,
-            RedundantBrace, SingleQuotes, SpecialQuotes, EscapedJson, UnquotedKey, UnquotedString, TruncatedString, TruncatedLiteral,
-            UnescapedQuotes, ControlCharacter, InvalidEscape, Comment, PythonLiteral, JsLiteral, InvalidNumber,
-            MissingComma, MissingColon, MissingValue, UnexpectedCharacter, MarkdownFence, SurroundingText,
-            ConcatenatedValues, ByteOrderMark, InvalidUtf8,
+            TrailingComma,
+            ExtraComma,
+            MissingClosingBrace,
+            MissingClosingBracket,
+            MismatchedCloser,
+            ExtraCloser,
+            RedundantBrace,
+            SingleQuotes,
+            SpecialQuotes,
+            EscapedJson,
+            UnquotedKey,
+            UnquotedString,
+            TruncatedString,
+            TruncatedLiteral,
+            UnescapedQuotes,
+            ControlCharacter,
+            InvalidEscape,
+            Comment,
+            PythonLiteral,
+            JsLiteral,
+            InvalidNumber,
+            MissingComma,
+            MissingColon,
+            MissingValue,
+            UnexpectedCharacter,
+            MarkdownFence,
+            SurroundingText,
+            ConcatenatedValues,
+            StringConcatenation,
+            FunctionCall,
+            ByteOrderMark,
+            InvalidUtf8,
         ]
     };
 
@@ -133,6 +164,8 @@ impl RepairKind {
             MissingComma => "missing_comma",
             MissingColon => "missing_colon",
             MissingValue => "missing_value",
+            StringConcatenation => "string_concatenation",
+            FunctionCall => "function_call",
             UnexpectedCharacter => "unexpected_character",
             MarkdownFence => "markdown_fence",
             SurroundingText => "surrounding_text",
@@ -163,7 +196,10 @@ impl Repaired<'_> {
 pub fn validate(input: &[u8], limits: &Limits) -> Result<(), Error> {
     limits.check_size(input.len())?;
     if let Err(e) = std::str::from_utf8(input) {
-        return Err(Error { kind: ErrorKind::InvalidUtf8, position: e.valid_up_to() });
+        return Err(Error {
+            kind: ErrorKind::InvalidUtf8,
+            position: e.valid_up_to(),
+        });
     }
     Engine::<true>::new(input, limits, limits.deadline()).run()
 }
@@ -174,12 +210,20 @@ pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Erro
     limits.check_size(input.len())?;
     if let Ok(valid) = std::str::from_utf8(input) {
         match Engine::<true>::new(input, limits, limits.deadline()).run() {
-            Ok(()) => return Ok(Repaired { json: Cow::Borrowed(valid), repairs: Vec::new() }),
+            Ok(()) => {
+                return Ok(Repaired {
+                    json: Cow::Borrowed(valid),
+                    repairs: Vec::new(),
+                })
+            }
             Err(e) if e.code() != ErrorCode::Unparseable => return Err(e),
             Err(_) => {}
         }
     }
-    mend(input, limits).map(|(json, repairs)| Repaired { json: Cow::Owned(json), repairs })
+    mend(input, limits).map(|(json, repairs)| Repaired {
+        json: Cow::Owned(json),
+        repairs,
+    })
 }
 
 /// The repair pass alone, for callers that already know `input` is not valid JSON (a strict
@@ -192,27 +236,40 @@ pub fn mend(input: &[u8], limits: &Limits) -> Result<(String, Vec<Repair>), Erro
     let mut text: Cow<'_, [u8]> = match utf8_error {
         None => Cow::Borrowed(input),
         Some(e) => {
-            repairs.push(Repair { kind: RepairKind::InvalidUtf8, position: e.valid_up_to() });
+            repairs.push(Repair {
+                kind: RepairKind::InvalidUtf8,
+                position: e.valid_up_to(),
+            });
             Cow::Owned(String::from_utf8_lossy(input).into_owned().into_bytes())
         }
     };
     if let Some(at) = escaped_json_at(&text) {
-        repairs.push(Repair { kind: RepairKind::EscapedJson, position: at });
+        repairs.push(Repair {
+            kind: RepairKind::EscapedJson,
+            position: at,
+        });
         text = Cow::Owned(unescape_once(&text));
     }
     let mut engine = Engine::<false>::new(&text, limits, limits.deadline());
     engine.repairs = repairs;
     engine.run()?;
-    let json = String::from_utf8(engine.out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let json = String::from_utf8(engine.out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok((json, engine.repairs))
 }
 
 /// Where JSON escaped once too often begins: an object or array whose first key or string opens
-/// with `\"` (`{\"path\": ...}`), as when a model stringifies its arguments twice.
+/// with `\"` (`{\"path\": ...}`), or a string that does (`\"hello\"`), as when a model
+/// stringifies its arguments twice.
 fn escaped_json_at(text: &[u8]) -> Option<usize> {
     let start = scan::skip_ws(text, 0);
     let inner = scan::skip_ws(text, start + 1);
-    (matches!(text.get(start), Some(b'{' | b'[')) && text[inner.min(text.len())..].starts_with(b"\\\"")).then_some(inner)
+    if text[start.min(text.len())..].starts_with(b"\\\"") {
+        return Some(start); // a stringified string: `\"hello\"`
+    }
+    (matches!(text.get(start), Some(b'{' | b'['))
+        && text[inner.min(text.len())..].starts_with(b"\\\""))
+    .then_some(inner)
 }
 
 /// Removes one level of JSON string escaping: `\"` -> `"`, `\\` -> `\`, `\n` -> a newline, and
@@ -301,6 +358,10 @@ struct Engine<'a, const STRICT: bool> {
     max_depth: usize,
     deadline: Deadline,
     steps: u32,
+    /// The next string continues the one written last (`"a" + "b"`): no opening quote.
+    continues_string: bool,
+    /// Calls (`ObjectId(`) whose `)` is still to come.
+    open_calls: usize,
 }
 
 impl<'a, const STRICT: bool> Engine<'a, STRICT> {
@@ -308,7 +369,11 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         Engine {
             src,
             pos: 0,
-            out: if STRICT { Vec::new() } else { Vec::with_capacity(src.len() + 16) },
+            out: if STRICT {
+                Vec::new()
+            } else {
+                Vec::with_capacity(src.len() + 16)
+            },
             stack: Vec::with_capacity(16),
             objects: Vec::new(),
             arrays: Vec::new(),
@@ -317,6 +382,8 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             max_depth: limits.max_depth,
             deadline,
             steps: 0,
+            continues_string: false,
+            open_calls: 0,
         }
     }
 
@@ -347,9 +414,18 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     /// A fault at `position`: strict mode fails with what was expected; repair mode logs it and
     /// the caller mends it.
     #[inline]
-    fn fault(&mut self, kind: RepairKind, position: usize, expected: &'static str) -> Result<(), Error> {
+    fn fault(
+        &mut self,
+        kind: RepairKind,
+        position: usize,
+        expected: &'static str,
+    ) -> Result<(), Error> {
         if STRICT {
-            return Err(Error::unexpected(position, expected, scan::char_at(self.src, position)));
+            return Err(Error::unexpected(
+                position,
+                expected,
+                scan::char_at(self.src, position),
+            ));
         }
         self.repairs.push(Repair { kind, position });
         Ok(())
@@ -372,21 +448,34 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     /// Skips what may stand before the value: a BOM, a markdown fence, leading prose.
     fn prelude(&mut self) {
         if self.src.starts_with(b"\xEF\xBB\xBF") {
-            self.repairs.push(Repair { kind: RepairKind::ByteOrderMark, position: 0 });
+            self.repairs.push(Repair {
+                kind: RepairKind::ByteOrderMark,
+                position: 0,
+            });
             self.pos = 3;
         }
         let start = scan::skip_ws(self.src, self.pos);
         let mut at = start;
         if self.src[at..].starts_with(b"```") {
-            self.repairs.push(Repair { kind: RepairKind::MarkdownFence, position: at });
-            at = self.src[at..].iter().position(|&b| b == b'\n').map_or(self.src.len(), |n| at + n + 1);
+            self.repairs.push(Repair {
+                kind: RepairKind::MarkdownFence,
+                position: at,
+            });
+            at = self.src[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(self.src.len(), |n| at + n + 1);
             at = scan::skip_ws(self.src, at);
         }
         if let Some(&b) = self.src.get(at) {
-            let starts_value = matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9') || literal_at(self.src, at).is_some();
+            let starts_value = matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9')
+                || literal_at(self.src, at).is_some();
             if !starts_value {
                 if let Some(n) = self.src[at..].iter().position(|&c| c == b'{' || c == b'[') {
-                    self.repairs.push(Repair { kind: RepairKind::SurroundingText, position: at });
+                    self.repairs.push(Repair {
+                        kind: RepairKind::SurroundingText,
+                        position: at,
+                    });
                     at += n;
                 }
             }
@@ -405,12 +494,37 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             self.skip_ws()?;
             let Some(b) = self.peek() else { break };
             if STRICT {
-                return Err(Error::unexpected(self.pos, "the end of the input", scan::char_at(self.src, self.pos)));
+                return Err(Error::unexpected(
+                    self.pos,
+                    "the end of the input",
+                    scan::char_at(self.src, self.pos),
+                ));
             }
-            let next = if b == b',' { scan::skip_ws(self.src, self.pos + 1) } else { self.pos };
-            if matches!(self.src.get(next), Some(b'{' | b'[')) {
+            if b == b'+' && self.wrote_string_last() && self.concatenation_at(self.pos) {
+                self.concatenate()?;
+                continue;
+            }
+            let next = if b == b',' {
+                scan::skip_ws_and_comments(self.src, self.pos + 1)
+            } else {
+                self.pos
+            };
+            // Another container, or after a comma any value but a key (`1, 2, 3`).
+            let another_value = match self.src.get(next) {
+                Some(b'{' | b'[') => true,
+                Some(b'}' | b']') | None => false,
+                Some(_) => {
+                    b == b','
+                        && scan::looks_like_element(self.src, next)
+                        && !scan::looks_like_key(self.src, next)
+                }
+            };
+            if another_value {
                 if !wrapped {
-                    self.repairs.push(Repair { kind: RepairKind::ConcatenatedValues, position: next });
+                    self.repairs.push(Repair {
+                        kind: RepairKind::ConcatenatedValues,
+                        position: next,
+                    });
                     self.out.insert(0, b'[');
                     wrapped = true;
                     before_ws += 1;
@@ -419,14 +533,23 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.pos = next;
                 self.value()?;
             } else if self.src[self.pos..].starts_with(b"```") {
-                self.repairs.push(Repair { kind: RepairKind::MarkdownFence, position: self.pos });
+                self.repairs.push(Repair {
+                    kind: RepairKind::MarkdownFence,
+                    position: self.pos,
+                });
                 self.out.truncate(before_ws);
                 self.pos += 3;
             } else if b == b'}' || b == b']' {
-                self.repairs.push(Repair { kind: RepairKind::ExtraCloser, position: self.pos });
+                self.repairs.push(Repair {
+                    kind: RepairKind::ExtraCloser,
+                    position: self.pos,
+                });
                 self.pos += 1;
             } else {
-                self.repairs.push(Repair { kind: RepairKind::SurroundingText, position: self.pos });
+                self.repairs.push(Repair {
+                    kind: RepairKind::SurroundingText,
+                    position: self.pos,
+                });
                 self.out.truncate(before_ws);
                 self.pos = self.src.len();
             }
@@ -450,7 +573,10 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             let end = if rest.starts_with(b"//") || rest.starts_with(b"#") {
                 rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())
             } else if rest.starts_with(b"/*") {
-                rest.windows(2).skip(2).position(|w| w == b"*/").map_or(rest.len(), |n| n + 4)
+                rest.windows(2)
+                    .skip(2)
+                    .position(|w| w == b"*/")
+                    .map_or(rest.len(), |n| n + 4)
             } else {
                 return Ok(());
             };
@@ -467,11 +593,14 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         loop {
             self.tick()?;
             self.skip_ws()?;
-            let Some(b) = self.peek() else { return self.finish(expect) };
+            let Some(b) = self.peek() else {
+                return self.finish(expect);
+            };
             expect = match expect {
-                Expect::RootValue | Expect::MemberValue | Expect::FirstElement | Expect::NextElement => {
-                    self.on_value(expect, b)?
-                }
+                Expect::RootValue
+                | Expect::MemberValue
+                | Expect::FirstElement
+                | Expect::NextElement => self.on_value(expect, b)?,
                 Expect::FirstKey | Expect::NextKey => self.on_key(expect, b)?,
                 Expect::Colon => self.on_colon(b)?,
                 Expect::AfterValue => self.on_after_value(b)?,
@@ -493,7 +622,12 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
 
     fn open(&mut self, frame: Frame) -> Result<(), Error> {
         if self.stack.len() >= self.max_depth {
-            return Err(Error { kind: ErrorKind::TooDeep { limit: self.max_depth }, position: self.pos });
+            return Err(Error {
+                kind: ErrorKind::TooDeep {
+                    limit: self.max_depth,
+                },
+                position: self.pos,
+            });
         }
         match frame {
             Frame::Object | Frame::Brace => self.objects.push(self.stack.len()),
@@ -516,11 +650,17 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     fn close_missing(&mut self, position: usize) {
         match self.pop() {
             Some(Frame::Object) => {
-                self.repairs.push(Repair { kind: RepairKind::MissingClosingBrace, position });
+                self.repairs.push(Repair {
+                    kind: RepairKind::MissingClosingBrace,
+                    position,
+                });
                 self.out.push(b'}');
             }
             Some(Frame::Array) => {
-                self.repairs.push(Repair { kind: RepairKind::MissingClosingBracket, position });
+                self.repairs.push(Repair {
+                    kind: RepairKind::MissingClosingBracket,
+                    position,
+                });
                 self.out.push(b']');
             }
             Some(Frame::Brace) | None => {}
@@ -610,11 +750,30 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.string(scan::curly_quote_at(self.src, at).expect("checked"), false)?;
                 Ok(self.after_value())
             }
+            _ if !STRICT && self.call_wrapper_at(at).is_some() => {
+                // `ObjectId("1")`, `NumberLong(2)`, JSONP `callback(...)`: the value inside
+                // stands for the call; the `)` after it is dropped as an unexpected character.
+                self.fault(RepairKind::FunctionCall, at, "a JSON value")?;
+                self.pos = self.call_wrapper_at(at).expect("checked");
+                self.open_calls += 1;
+                Ok(expect)
+            }
             _ => {
                 self.word(expect == Expect::RootValue)?;
                 Ok(self.after_value())
             }
         }
+    }
+
+    /// Past `Name(` when a call of a named function (not a literal) starts at `i`.
+    fn call_wrapper_at(&self, i: usize) -> Option<usize> {
+        let src = self.src;
+        let name = src[i..]
+            .iter()
+            .take_while(|&&c| is_ident(c) || c == b'.')
+            .count();
+        let is_name = name > 0 && !src[i].is_ascii_digit() && literal_at(src, i).is_none();
+        (is_name && src.get(i + name) == Some(&b'(')).then_some(i + name + 1)
     }
 
     /// A closer, comma or colon where a value belongs.
@@ -639,7 +798,11 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             }
             _ => {
                 // A stray closer before the root value, or a doubled colon.
-                let kind = if b == b':' { RepairKind::UnexpectedCharacter } else { RepairKind::ExtraCloser };
+                let kind = if b == b':' {
+                    RepairKind::UnexpectedCharacter
+                } else {
+                    RepairKind::ExtraCloser
+                };
                 self.fault(kind, at, "a value")?;
                 self.pos += 1;
                 Ok(expect)
@@ -677,8 +840,18 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.pos += 1;
                 Ok(expect)
             }
+            b'.' if !STRICT && self.src[at..].starts_with(b"..") => {
+                // `{"a": 1, ...}`: an ellipsis stands for members the model left out.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
+                self.pos += self.src[at..].iter().take_while(|&&c| c == b'.').count();
+                Ok(expect)
+            }
             b',' | b'[' | b':' => {
-                let kind = if b == b',' { RepairKind::ExtraComma } else { RepairKind::UnexpectedCharacter };
+                let kind = if b == b',' {
+                    RepairKind::ExtraComma
+                } else {
+                    RepairKind::UnexpectedCharacter
+                };
                 self.fault(kind, at, "a double-quoted key")?;
                 self.pos += 1;
                 Ok(expect)
@@ -726,17 +899,44 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.last_comma = (self.out.len(), at);
                 self.emit_byte(b',');
                 self.pos += 1;
-                Ok(if in_array { Expect::NextElement } else { Expect::NextKey })
+                Ok(if in_array {
+                    Expect::NextElement
+                } else {
+                    Expect::NextKey
+                })
             }
             b'}' | b']' => self.close(b, Expect::AfterValue),
+            b')' if !STRICT && self.open_calls > 0 => {
+                self.open_calls -= 1;
+                self.pos += 1;
+                Ok(Expect::AfterValue)
+            }
+            b'+' if !STRICT && self.wrote_string_last() && self.concatenation_at(at) => {
+                self.concatenate()?;
+                Ok(Expect::AfterValue)
+            }
             _ => {
-                let expected = if in_array { "',' or ']' after an element" } else { "',' or '}' after a member" };
-                let starts_item = b == b'"' || b == b'\'' || b == b'{' || b == b'[' || is_ident(b) || b == b'.' || b == b'+';
+                let expected = if in_array {
+                    "',' or ']' after an element"
+                } else {
+                    "',' or '}' after a member"
+                };
+                let starts_item = b == b'"'
+                    || b == b'\''
+                    || b == b'{'
+                    || b == b'['
+                    || is_ident(b)
+                    || b == b'.'
+                    || b == b'+';
                 if starts_item {
                     self.fault(RepairKind::MissingComma, at, expected)?;
                     self.last_comma = (self.out.len(), at);
                     self.out.push(b',');
-                    Ok(if in_array { Expect::NextElement } else { Expect::NextKey })
+                    Ok(if in_array {
+                        Expect::NextElement
+                    } else {
+                        Expect::NextKey
+                    })
                 } else {
                     self.fault(RepairKind::UnexpectedCharacter, at, expected)?;
                     self.pos += 1;
@@ -751,7 +951,10 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     /// closers), treating it as a typo for the innermost closer, or dropping it as stray.
     fn close(&mut self, b: u8, expect: Expect) -> Result<Expect, Error> {
         let at = self.pos;
-        let top = *self.stack.last().expect("close is only reached inside a container");
+        let top = *self
+            .stack
+            .last()
+            .expect("close is only reached inside a container");
         if top.closes_with(b) {
             self.pop();
             self.pos += 1;
@@ -765,7 +968,12 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         if STRICT {
             return Err(Error::unexpected(at, expected, Some(char::from(b))));
         }
-        let matching = if b == b'}' { self.objects.last() } else { self.arrays.last() }.copied();
+        let matching = if b == b'}' {
+            self.objects.last()
+        } else {
+            self.arrays.last()
+        }
+        .copied();
         let next = self.what_follows(at + 1);
         let context_fits = |frame: Option<Frame>| match (next, frame) {
             (After::CommaKey, Some(Frame::Object | Frame::Brace)) => true,
@@ -775,7 +983,10 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         };
         let below_top = self.stack.len().checked_sub(2).map(|i| self.stack[i]);
         match matching {
-            Some(index) if context_fits(index.checked_sub(1).map(|i| self.stack[i])) || !context_fits(below_top) => {
+            Some(index)
+                if context_fits(index.checked_sub(1).map(|i| self.stack[i]))
+                    || !context_fits(below_top) =>
+            {
                 while self.stack.len() > index + 1 {
                     self.close_missing(at);
                 }
@@ -785,8 +996,14 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 }
                 self.out.push(b);
             }
-            _ if matches!(next, After::End) || (matches!(next, After::CommaKey | After::CommaElement) && context_fits(below_top)) => {
-                self.repairs.push(Repair { kind: RepairKind::MismatchedCloser, position: at });
+            _ if matches!(next, After::End)
+                || (matches!(next, After::CommaKey | After::CommaElement)
+                    && context_fits(below_top)) =>
+            {
+                self.repairs.push(Repair {
+                    kind: RepairKind::MismatchedCloser,
+                    position: at,
+                });
                 match self.pop() {
                     Some(Frame::Object) => self.out.push(b'}'),
                     Some(Frame::Array) => self.out.push(b']'),
@@ -798,7 +1015,10 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 }
             }
             _ => {
-                self.repairs.push(Repair { kind: RepairKind::ExtraCloser, position: at });
+                self.repairs.push(Repair {
+                    kind: RepairKind::ExtraCloser,
+                    position: at,
+                });
                 self.pos += 1;
                 return Ok(expect);
             }
@@ -838,7 +1058,13 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     /// A string opened by `delim` at `self.pos`, written double-quoted.
     fn string(&mut self, delim: &'static Delimiter, is_key: bool) -> Result<(), Error> {
         let src = self.src;
-        self.emit_byte(b'"');
+        if std::mem::take(&mut self.continues_string) {
+            // Joined onto the previous string: its closing quote was taken back instead.
+        } else {
+            self.emit_byte(b'"');
+        }
+        let content_start = self.pos + delim.open.len();
+        let mut kept_quote = false;
         self.pos += delim.open.len();
         loop {
             let run = self.pos;
@@ -853,11 +1079,31 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             match b {
                 _ if b == delim.close[0] && src[i..].starts_with(delim.close) => {
                     self.pos += delim.close.len();
-                    if STRICT || is_key || self.quote_closes(self.pos) {
+                    if STRICT || is_key || self.quote_closes(self.pos, delim.close[0]) {
                         self.emit_byte(b'"');
                         return Ok(());
                     }
-                    self.repairs.push(Repair { kind: RepairKind::UnescapedQuotes, position: i });
+                    // Only while no quote inside this string was kept as a character: code in a
+                    // string (`return {"a": 1, "b": 2}`) writes keys after commas too.
+                    if let Some(comma) = self
+                        .key_after_unclosed_value(content_start, i, delim)
+                        .filter(|_| !kept_quote)
+                    {
+                        // `"city": "New York, "zip": 1`: the value ended at the comma.
+                        self.repairs.push(Repair {
+                            kind: RepairKind::TruncatedString,
+                            position: comma,
+                        });
+                        self.out.truncate(self.out.len() - (i - comma));
+                        self.out.push(b'"');
+                        self.pos = comma;
+                        return Ok(());
+                    }
+                    self.repairs.push(Repair {
+                        kind: RepairKind::UnescapedQuotes,
+                        position: i,
+                    });
+                    kept_quote = true;
                     self.out.extend_from_slice(delim.inner);
                 }
                 b'"' => {
@@ -867,7 +1113,11 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 }
                 b'\\' => self.escape(delim.close == b"'")?,
                 0..=0x1F => {
-                    self.fault(RepairKind::ControlCharacter, i, "an escaped control character")?;
+                    self.fault(
+                        RepairKind::ControlCharacter,
+                        i,
+                        "an escaped control character",
+                    )?;
                     self.push_control(b);
                     self.pos += 1;
                 }
@@ -887,7 +1137,14 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             b'\t' => self.out.extend_from_slice(b"\\t"),
             _ => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
-                self.out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+                self.out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 15) as usize],
+                ]);
             }
         }
     }
@@ -895,18 +1152,38 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     /// Whether a quote inside a value string, with `after` the byte past it, ends the string.
     /// Valid JSON always ends here, so the strict path never needs this; for broken input the
     /// bytes after the quote must look like what may follow a value in this container.
-    fn quote_closes(&self, after: usize) -> bool {
+    fn quote_closes(&self, after: usize, close: u8) -> bool {
         let src = self.src;
-        let i = scan::skip_ws(src, after);
+        let i = scan::skip_ws_and_comments(src, after);
         let Some(&c) = src.get(i) else { return true };
+        if c == b'+' && self.concatenation_at(i) || c == b')' && self.open_calls > 0 {
+            return true;
+        }
+        // A word or number after the quote may be junk or a value whose comma is missing; a
+        // colon, brace or parenthesis is far more often code or prose inside the string.
+        let word_follows = c.is_ascii_alphanumeric() || c == b'_';
+        self.quote_looks_closed(i, c)
+            || (word_follows
+                && self.stack.last().is_some()
+                && self.structure_before_next_quote(after, close))
+    }
+
+    /// The bytes after a quote (from `i`, holding `c`) look like what may follow a value here.
+    fn quote_looks_closed(&self, i: usize, c: u8) -> bool {
+        let src = self.src;
         // A closer right after the quote ends the string only if what follows the closer may
         // follow a container; code inside strings (`f"{name}!"}\n`) writes closers too.
-        let closer_ends = || matches!(src.get(i + 1), None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`'));
+        let closer_ends = || {
+            matches!(
+                src.get(i + 1),
+                None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`')
+            )
+        };
         match self.stack.last() {
             Some(Frame::Object | Frame::Brace) => match c {
                 b'}' | b']' => closer_ends(),
                 b',' => {
-                    let j = scan::skip_ws(src, i + 1);
+                    let j = scan::skip_ws_and_comments(src, i + 1);
                     j >= src.len() || scan::looks_like_key(src, j)
                 }
                 _ => scan::looks_like_key(src, i),
@@ -914,11 +1191,111 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             Some(Frame::Array) => match c {
                 b']' | b'}' => closer_ends(),
                 b'"' => true,
-                b',' => scan::looks_like_element(src, scan::skip_ws(src, i + 1)),
+                b',' => scan::looks_like_element(src, scan::skip_ws_and_comments(src, i + 1)),
                 _ => false,
             },
             None => matches!(c, b',' | b'{' | b'[' | b'`'),
         }
+    }
+
+    /// After a quote that did not look like a closer: whether the text up to the next quote
+    /// (the next `close` byte)
+    /// holds structure that only follows a finished value (a closer that ends a container, or
+    /// a comma before the next member or element). Then the quote ended the string after all,
+    /// and what follows it is junk or a value with its comma missing (`["a" 2]`,
+    /// `"b" comment],`). An inner quote (`"He said "hi, Bob" and left"`) reaches the next
+    /// quote first. The scan stops at the next quote, where the string loop goes on, so each
+    /// byte is looked at a bounded number of times.
+    fn structure_before_next_quote(&self, after: usize, close: u8) -> bool {
+        let src = self.src;
+        let in_object = matches!(self.stack.last(), Some(Frame::Object | Frame::Brace));
+        let mut j = after;
+        while j < src.len() {
+            match src[j] {
+                b if b == close => return false,
+                b'}' | b']' => {
+                    if matches!(
+                        src.get(j + 1),
+                        None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`')
+                    ) {
+                        return true;
+                    }
+                }
+                b',' => {
+                    let k = scan::skip_ws_and_comments(src, j + 1);
+                    let next_item = if in_object {
+                        scan::looks_like_key(src, k)
+                    } else {
+                        src.get(k) == Some(&b'"')
+                            || scan::looks_like_element(src, k) && src.get(k) != Some(&b'\'')
+                    };
+                    if k < src.len() && next_item {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        false
+    }
+
+    /// A value string in an object reaches `"key":` (the quote at `quote` opening it) right
+    /// after a comma: the value's closing quote went missing before that comma. Returns the
+    /// comma's position when the bytes from it to the quote were copied unchanged.
+    fn key_after_unclosed_value(
+        &self,
+        content_start: usize,
+        quote: usize,
+        delim: &Delimiter,
+    ) -> Option<usize> {
+        let src = self.src;
+        if delim.close != b"\"" || !matches!(self.stack.last(), Some(Frame::Object | Frame::Brace))
+        {
+            return None;
+        }
+        let mut c = quote;
+        while c > content_start && is_ws(src[c - 1]) {
+            c -= 1;
+        }
+        let comma = c
+            .checked_sub(1)
+            .filter(|&c| c >= content_start && src[c] == b',')?;
+        scan::looks_like_key(src, quote).then_some(comma)
+    }
+
+    /// Whether the last value written, whitespace aside, is a string.
+    fn wrote_string_last(&self) -> bool {
+        self.out.iter().rev().find(|&&c| !is_ws(c)) == Some(&b'"')
+    }
+
+    /// `+` at `i` followed by a double-quoted string: JavaScript concatenation.
+    fn concatenation_at(&self, i: usize) -> bool {
+        matches!(
+            self.src.get(scan::skip_ws_and_comments(self.src, i + 1)),
+            Some(b'"' | b'\'')
+        )
+    }
+
+    /// Joins the string after `+` (at `self.pos`) onto the string written last.
+    fn concatenate(&mut self) -> Result<(), Error> {
+        self.fault(
+            RepairKind::StringConcatenation,
+            self.pos,
+            "',' between values",
+        )?;
+        while self.out.last().is_some_and(|&c| is_ws(c)) {
+            self.out.pop();
+        }
+        debug_assert_eq!(self.out.last(), Some(&b'"'));
+        self.out.pop();
+        self.pos = scan::skip_ws_and_comments(self.src, self.pos + 1);
+        self.continues_string = true;
+        if self.src[self.pos] == b'\'' {
+            self.fault(RepairKind::SingleQuotes, self.pos, "a double-quoted string")?;
+            return self.string(&scan::SINGLE, false);
+        }
+        self.string(&scan::DOUBLE, false)
     }
 
     /// A backslash at `self.pos` inside a string; `in_single` when single quotes delimit it.
@@ -933,20 +1310,29 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             Some(b'u') => {
                 match hex4(src, at + 2) {
                     Some(0xD800..=0xDBFF) => {
-                        let low = (src.get(at + 6) == Some(&b'\\') && src.get(at + 7) == Some(&b'u'))
-                            .then(|| hex4(src, at + 8))
-                            .flatten();
+                        let low = (src.get(at + 6) == Some(&b'\\')
+                            && src.get(at + 7) == Some(&b'u'))
+                        .then(|| hex4(src, at + 8))
+                        .flatten();
                         if matches!(low, Some(0xDC00..=0xDFFF)) {
                             self.emit(&src[at..at + 12]);
                             self.pos += 12;
                         } else {
-                            self.fault(RepairKind::InvalidEscape, at, "a low surrogate after a high surrogate")?;
+                            self.fault(
+                                RepairKind::InvalidEscape,
+                                at,
+                                "a low surrogate after a high surrogate",
+                            )?;
                             self.out.extend_from_slice(b"\\ufffd");
                             self.pos += 6;
                         }
                     }
                     Some(0xDC00..=0xDFFF) => {
-                        self.fault(RepairKind::InvalidEscape, at, "a high surrogate before a low surrogate")?;
+                        self.fault(
+                            RepairKind::InvalidEscape,
+                            at,
+                            "a high surrogate before a low surrogate",
+                        )?;
                         self.out.extend_from_slice(b"\\ufffd");
                         self.pos += 6;
                     }
@@ -954,9 +1340,15 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                         self.emit(&src[at..at + 6]);
                         self.pos += 6;
                     }
-                    None if src.len() - at < 6 && src[at + 2..].iter().all(u8::is_ascii_hexdigit) => {
+                    None if src.len() - at < 6
+                        && src[at + 2..].iter().all(u8::is_ascii_hexdigit) =>
+                    {
                         // Cut off mid-escape: drop it; the string is then closed as truncated.
-                        self.fault(RepairKind::TruncatedString, at, "four hex digits after '\\u'")?;
+                        self.fault(
+                            RepairKind::TruncatedString,
+                            at,
+                            "four hex digits after '\\u'",
+                        )?;
                         self.pos = src.len();
                     }
                     None => {
@@ -1005,7 +1397,12 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         let src = self.src;
         let start = self.pos;
         let mut end = start;
-        while end < src.len() && !matches!(src[end], b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\'' | b'\n' | b'\r') {
+        while end < src.len()
+            && !matches!(
+                src[end],
+                b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\'' | b'\n' | b'\r'
+            )
+        {
             end += 1;
         }
         while end > start + 1 && is_ws(src[end - 1]) {
@@ -1025,30 +1422,57 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         let src = self.src;
         let start = self.pos;
         let end = strict_number_end(src, start);
-        let followed_by_word = |i: usize| src.get(i).is_some_and(|&c| is_ident(c) || c == b'.' || c == b'+');
+        let followed_by_word = |i: usize| {
+            src.get(i)
+                .is_some_and(|&c| is_ident(c) || c == b'.' || c == b'+')
+        };
         if let Some(end) = end.filter(|&e| !followed_by_word(e)) {
             self.emit(&src[start..end]);
             self.pos = end;
             return Ok(());
         }
         if STRICT {
-            return Err(Error::unexpected(start, "a JSON number", scan::char_at(src, start)));
+            return Err(Error::unexpected(
+                start,
+                "a JSON number",
+                scan::char_at(src, start),
+            ));
         }
         if src[start..].starts_with(b"-Infinity") && literal_at(src, start + 1).is_some() {
-            self.repairs.push(Repair { kind: RepairKind::JsLiteral, position: start });
+            self.repairs.push(Repair {
+                kind: RepairKind::JsLiteral,
+                position: start,
+            });
             self.out.extend_from_slice(b"null");
             self.pos = start + 9;
             return Ok(());
         }
         let mut run_end = start;
-        while run_end < src.len() && matches!(src[run_end], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+        // `1_000` (a digit separator in Python and JavaScript) belongs to the number.
+        let separator = |i: usize| {
+            src[i] == b'_'
+                && src[i - 1].is_ascii_digit()
+                && src.get(i + 1).is_some_and(u8::is_ascii_digit)
+        };
+        while run_end < src.len()
+            && (matches!(src[run_end], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                || run_end > start && separator(run_end))
+        {
             run_end += 1;
         }
         if src.get(run_end).is_some_and(|&c| is_ident(c)) {
             return self.word(false);
         }
-        self.repairs.push(Repair { kind: RepairKind::InvalidNumber, position: start });
-        match mend_number(&src[start..run_end]) {
+        self.repairs.push(Repair {
+            kind: RepairKind::InvalidNumber,
+            position: start,
+        });
+        let run: Vec<u8> = src[start..run_end]
+            .iter()
+            .copied()
+            .filter(|&c| c != b'_')
+            .collect();
+        match mend_number(&run) {
             Some(mended) => self.out.extend_from_slice(&mended),
             None => {
                 self.out.push(b'"');
@@ -1073,7 +1497,12 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             while i < src.len() && matches!(src[i], b' ' | b'\t') {
                 i += 1;
             }
-            src.get(i).map_or(true, |&c| matches!(c, b',' | b'}' | b']' | b'\n' | b'\r' | b'/' | b'"' | b'\'' | b'#'))
+            src.get(i).map_or(true, |&c| {
+                matches!(
+                    c,
+                    b',' | b'}' | b']' | b')' | b'\n' | b'\r' | b'/' | b'"' | b'\'' | b'#'
+                )
+            })
         });
         if let Some(literal) = literal {
             let (text, kind): (&[u8], _) = match literal {
@@ -1094,20 +1523,38 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             return Ok(());
         }
         if STRICT {
-            return Err(Error::unexpected(start, "a JSON value", scan::char_at(src, start)));
+            return Err(Error::unexpected(
+                start,
+                "a JSON value",
+                scan::char_at(src, start),
+            ));
         }
         let rest = &src[start..];
-        if let Some(full) = [&b"true"[..], b"false", b"null"].into_iter().find(|w| w.len() > rest.len() && w.starts_with(rest)) {
-            self.repairs.push(Repair { kind: RepairKind::TruncatedLiteral, position: start });
+        if let Some(full) = [&b"true"[..], b"false", b"null"]
+            .into_iter()
+            .find(|w| w.len() > rest.len() && w.starts_with(rest))
+        {
+            self.repairs.push(Repair {
+                kind: RepairKind::TruncatedLiteral,
+                position: start,
+            });
             self.out.extend_from_slice(full);
             self.pos = src.len();
             return Ok(());
         }
         if at_root {
-            return Err(Error::unexpected(start, "a JSON value (an object, array, string, number, true, false or null)", scan::char_at(src, start)));
+            return Err(Error::unexpected(
+                start,
+                "a JSON value (an object, array, string, number, true, false or null)",
+                scan::char_at(src, start),
+            ));
         }
         let mut end = start;
+        let in_object = matches!(self.stack.last(), Some(Frame::Object | Frame::Brace));
         while end < src.len() && !matches!(src[end], b',' | b'}' | b']' | b'\n' | b'\r') {
+            if in_object && src[end] == b'"' && end > start && scan::looks_like_key(src, end) {
+                break; // `{"a": value "b": 1}`: the next key begins; its comma is missing
+            }
             end += 1;
         }
         self.pos = end;
@@ -1118,11 +1565,20 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             // `"a": hello",`: the opening quote went missing.
             end -= 1;
         }
-        self.repairs.push(Repair { kind: RepairKind::UnquotedString, position: start });
+        self.repairs.push(Repair {
+            kind: RepairKind::UnquotedString,
+            position: start,
+        });
         self.out.push(b'"');
         self.push_escaped(&src[start..end]);
         self.out.push(b'"');
-        self.out.extend_from_slice(&src[end..self.pos].iter().copied().filter(|&c| is_ws(c)).collect::<Vec<_>>());
+        self.out.extend_from_slice(
+            &src[end..self.pos]
+                .iter()
+                .copied()
+                .filter(|&c| is_ws(c))
+                .collect::<Vec<_>>(),
+        );
         Ok(())
     }
 }
@@ -1188,7 +1644,11 @@ fn mend_number(run: &[u8]) -> Option<Vec<u8>> {
             i += 1;
         }
         out.push(b'.');
-        out.extend_from_slice(if i == frac_start { b"0" } else { &run[frac_start..i] });
+        out.extend_from_slice(if i == frac_start {
+            b"0"
+        } else {
+            &run[frac_start..i]
+        });
     }
     if matches!(run.get(i), Some(b'e' | b'E')) {
         let exp_start = i;
@@ -1209,7 +1669,9 @@ fn mend_number(run: &[u8]) -> Option<Vec<u8>> {
 
 fn hex4(src: &[u8], i: usize) -> Option<u32> {
     let digits = src.get(i..i + 4)?;
-    digits.iter().try_fold(0u32, |acc, &d| Some(acc * 16 + (d as char).to_digit(16)?))
+    digits
+        .iter()
+        .try_fold(0u32, |acc, &d| Some(acc * 16 + (d as char).to_digit(16)?))
 }
 
 #[cfg(test)]
@@ -1218,10 +1680,14 @@ mod tests {
 
     /// Repairs `input` with default limits; returns the JSON and the kinds logged.
     fn fix(input: &str) -> (String, Vec<&'static str>) {
-        let repaired = repair(input.as_bytes(), &Limits::default()).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+        let repaired = repair(input.as_bytes(), &Limits::default())
+            .unwrap_or_else(|e| panic!("{input:?}: {e}"));
         serde_json::from_str::<serde_json::Value>(&repaired.json)
             .unwrap_or_else(|e| panic!("{input:?} -> {:?} is not strict JSON: {e}", repaired.json));
-        (repaired.json.into_owned(), repaired.repairs.iter().map(|r| r.kind.as_str()).collect())
+        (
+            repaired.json.into_owned(),
+            repaired.repairs.iter().map(|r| r.kind.as_str()).collect(),
+        )
     }
 
     fn fixed(input: &str) -> String {
@@ -1238,7 +1704,8 @@ mod tests {
 
     #[test]
     fn valid_json_is_borrowed_unchanged_with_an_empty_log() {
-        let input = r#"{"path": "test.txt", "content": "hello world", "n": [1, -2.5e3, true, null]}"#;
+        let input =
+            r#"{"path": "test.txt", "content": "hello world", "n": [1, -2.5e3, true, null]}"#;
         let repaired = repair(input.as_bytes(), &Limits::default()).unwrap();
         assert!(matches!(repaired.json, Cow::Borrowed(_)));
         assert_eq!(repaired.json, input);
@@ -1247,21 +1714,42 @@ mod tests {
 
     #[test]
     fn trailing_comma_in_object_and_nested_array_is_removed() {
-        assert_eq!(fix(r#"{"path": "test.txt",}"#), (r#"{"path": "test.txt"}"#.into(), vec!["trailing_comma"]));
-        assert_eq!(fix(r#"{"items": [1, 2, 3,]}"#), (r#"{"items": [1, 2, 3]}"#.into(), vec!["trailing_comma"]));
+        assert_eq!(
+            fix(r#"{"path": "test.txt",}"#),
+            (r#"{"path": "test.txt"}"#.into(), vec!["trailing_comma"])
+        );
+        assert_eq!(
+            fix(r#"{"items": [1, 2, 3,]}"#),
+            (r#"{"items": [1, 2, 3]}"#.into(), vec!["trailing_comma"])
+        );
         assert_eq!(fixed("[[1,],\n]"), "[[1]\n]");
     }
 
     #[test]
     fn missing_closers_are_added_innermost_first() {
-        assert_eq!(fix(r#"{"path": "test.txt""#), (r#"{"path": "test.txt"}"#.into(), vec!["missing_closing_brace"]));
-        assert_eq!(fixed(r#"{"outer": {"inner": {"deep": "value"}"#), r#"{"outer": {"inner": {"deep": "value"}}}"#);
+        assert_eq!(
+            fix(r#"{"path": "test.txt""#),
+            (
+                r#"{"path": "test.txt"}"#.into(),
+                vec!["missing_closing_brace"]
+            )
+        );
+        assert_eq!(
+            fixed(r#"{"outer": {"inner": {"deep": "value"}"#),
+            r#"{"outer": {"inner": {"deep": "value"}}}"#
+        );
         assert_eq!(fixed(r#"{"a": [1, {"b": [2"#), r#"{"a": [1, {"b": [2]}]}"#);
     }
 
     #[test]
     fn array_closed_by_a_brace_gets_its_bracket() {
-        assert_eq!(fix(r#"{"items": [1, 2, 3}"#), (r#"{"items": [1, 2, 3]}"#.into(), vec!["missing_closing_bracket"]));
+        assert_eq!(
+            fix(r#"{"items": [1, 2, 3}"#),
+            (
+                r#"{"items": [1, 2, 3]}"#.into(),
+                vec!["missing_closing_bracket"]
+            )
+        );
     }
 
     #[test]
@@ -1275,15 +1763,24 @@ mod tests {
 
     #[test]
     fn stray_closers_are_dropped() {
-        assert_eq!(fix(r#"{"a": [1]], "b": 2}"#), (r#"{"a": [1], "b": 2}"#.into(), vec!["extra_closer"]));
-        assert_eq!(fix(r#"{"a": 1}}"#), (r#"{"a": 1}"#.into(), vec!["extra_closer"]));
+        assert_eq!(
+            fix(r#"{"a": [1]], "b": 2}"#),
+            (r#"{"a": [1], "b": 2}"#.into(), vec!["extra_closer"])
+        );
+        assert_eq!(
+            fix(r#"{"a": 1}}"#),
+            (r#"{"a": 1}"#.into(), vec!["extra_closer"])
+        );
         assert_eq!(fixed("[}1]"), "[1]");
         assert_eq!(fixed("[\"a\",}"), "[\"a\"]");
     }
 
     #[test]
     fn doubled_template_braces_are_collapsed() {
-        assert_eq!(fix(r#"{{"name": "x"}}"#), (r#"{"name": "x"}"#.into(), vec!["redundant_brace"]));
+        assert_eq!(
+            fix(r#"{{"name": "x"}}"#),
+            (r#"{"name": "x"}"#.into(), vec!["redundant_brace"])
+        );
         assert_eq!(fixed(r#"{"a": 1, {"b": 2}}"#), r#"{"a": 1, "b": 2}"#);
         assert_eq!(fixed(r#"{{}, "a": 1}"#), r#"{ "a": 1}"#);
     }
@@ -1291,8 +1788,14 @@ mod tests {
     #[test]
     fn single_quoted_strings_and_keys_are_double_quoted() {
         assert_eq!(fixed(r#"{'path': 'test.txt'}"#), r#"{"path": "test.txt"}"#);
-        assert_eq!(fixed(r#"{'say': 'a "quoted" word'}"#), r#"{"say": "a \"quoted\" word"}"#);
-        assert_eq!(fixed(r#"{'text': 'it's fine'}"#), r#"{"text": "it's fine"}"#);
+        assert_eq!(
+            fixed(r#"{'say': 'a "quoted" word'}"#),
+            r#"{"say": "a \"quoted\" word"}"#
+        );
+        assert_eq!(
+            fixed(r#"{'text': 'it's fine'}"#),
+            r#"{"text": "it's fine"}"#
+        );
         assert_eq!(fixed(r#"['don\'t']"#), r#"["don't"]"#);
     }
 
@@ -1309,7 +1812,10 @@ mod tests {
     #[test]
     fn json_escaped_twice_is_unescaped_then_repaired() {
         let (json, kinds) = fix(r#"{\"path\": \"a.txt\", \"content\": \"line\\nnext \\\"q\\\"\"}"#);
-        assert_eq!(json, "{\"path\": \"a.txt\", \"content\": \"line\\nnext \\\"q\\\"\"}");
+        assert_eq!(
+            json,
+            "{\"path\": \"a.txt\", \"content\": \"line\\nnext \\\"q\\\"\"}"
+        );
         assert_eq!(kinds[0], "escaped_json");
     }
 
@@ -1317,15 +1823,27 @@ mod tests {
     fn unquoted_keys_are_quoted() {
         assert_eq!(
             fix(r#"{path: "test.txt", content: "hello"}"#),
-            (r#"{"path": "test.txt", "content": "hello"}"#.into(), vec!["unquoted_key", "unquoted_key"])
+            (
+                r#"{"path": "test.txt", "content": "hello"}"#.into(),
+                vec!["unquoted_key", "unquoted_key"]
+            )
         );
-        assert_eq!(fixed(r#"{max_tokens: 5, $ref: "x"}"#), r#"{"max_tokens": 5, "$ref": "x"}"#);
+        assert_eq!(
+            fixed(r#"{max_tokens: 5, $ref: "x"}"#),
+            r#"{"max_tokens": 5, "$ref": "x"}"#
+        );
     }
 
     #[test]
     fn unquoted_values_become_strings() {
-        assert_eq!(fix(r#"{"name": John Smith}"#), (r#"{"name": "John Smith"}"#.into(), vec!["unquoted_string"]));
-        assert_eq!(fixed(r#"{"size": 10MB, "url": http://x.io/a}"#), r#"{"size": "10MB", "url": "http://x.io/a"}"#);
+        assert_eq!(
+            fix(r#"{"name": John Smith}"#),
+            (r#"{"name": "John Smith"}"#.into(), vec!["unquoted_string"])
+        );
+        assert_eq!(
+            fixed(r#"{"size": 10MB, "url": http://x.io/a}"#),
+            r#"{"size": "10MB", "url": "http://x.io/a"}"#
+        );
         assert_eq!(fixed("[a, b]"), r#"["a", "b"]"#);
     }
 
@@ -1348,7 +1866,13 @@ mod tests {
 
     #[test]
     fn truncated_literals_are_completed() {
-        assert_eq!(fix("[tr"), ("[true]".into(), vec!["truncated_literal", "missing_closing_bracket"]));
+        assert_eq!(
+            fix("[tr"),
+            (
+                "[true]".into(),
+                vec!["truncated_literal", "missing_closing_bracket"]
+            )
+        );
         assert_eq!(fixed(r#"{"a": nu"#), r#"{"a": null}"#);
         assert_eq!(fixed(r#"{"a": f"#), r#"{"a": false}"#);
     }
@@ -1358,21 +1882,36 @@ mod tests {
         let (json, kinds) = fix(r#"{"message": "He said "hello" to me"}"#);
         assert_eq!(json, r#"{"message": "He said \"hello\" to me"}"#);
         assert_eq!(kinds, vec!["unescaped_quotes", "unescaped_quotes"]);
-        assert_eq!(fixed(r#"{"a": "say "hi", then go", "b": 1}"#), r#"{"a": "say \"hi\", then go", "b": 1}"#);
+        assert_eq!(
+            fixed(r#"{"a": "say "hi", then go", "b": 1}"#),
+            r#"{"a": "say \"hi\", then go", "b": 1}"#
+        );
         assert_eq!(fixed(r#"["a "b" c", "d"]"#), r#"["a \"b\" c", "d"]"#);
         assert_eq!(fixed(r#"{"q": "quote: "x""}"#), r#"{"q": "quote: \"x\""}"#);
         let code = r#"{"content": "return {"body": f"Hi {name}!"}\nnext", "mode": "w"}"#;
-        assert_eq!(fixed(code), r#"{"content": "return {\"body\": f\"Hi {name}!\"}\nnext", "mode": "w"}"#);
+        assert_eq!(
+            fixed(code),
+            r#"{"content": "return {\"body\": f\"Hi {name}!\"}\nnext", "mode": "w"}"#
+        );
     }
 
     #[test]
     fn control_characters_in_strings_are_escaped() {
-        assert_eq!(fix("{\"a\": \"line1\nline2\tx\u{1}\"}"), ("{\"a\": \"line1\\nline2\\tx\\u0001\"}".into(), vec!["control_character"; 3]));
+        assert_eq!(
+            fix("{\"a\": \"line1\nline2\tx\u{1}\"}"),
+            (
+                "{\"a\": \"line1\\nline2\\tx\\u0001\"}".into(),
+                vec!["control_character"; 3]
+            )
+        );
     }
 
     #[test]
     fn invalid_escapes_keep_their_characters() {
-        assert_eq!(fixed(r#"{"p": "C:\Users\me"}"#), r#"{"p": "C:\\Users\\me"}"#);
+        assert_eq!(
+            fixed(r#"{"p": "C:\Users\me"}"#),
+            r#"{"p": "C:\\Users\\me"}"#
+        );
         assert_eq!(fixed(r#"["\x41"]"#), r#"["\\x41"]"#);
         assert_eq!(fixed(r#"["\uZZZZ"]"#), r#"["\\uZZZZ"]"#);
     }
@@ -1389,44 +1928,77 @@ mod tests {
     #[test]
     fn comments_are_removed() {
         assert_eq!(fix("{\"a\": 1, // one\n\"b\": 2}").1, vec!["comment"]);
-        assert_eq!(fixed("{\"a\": 1, // one\n\"b\": 2}"), "{\"a\": 1, \n\"b\": 2}");
+        assert_eq!(
+            fixed("{\"a\": 1, // one\n\"b\": 2}"),
+            "{\"a\": 1, \n\"b\": 2}"
+        );
         assert_eq!(fixed("[1, /* two */ 2] # done"), "[1,  2] ");
         assert_eq!(fixed("[1 /* unterminated"), "[1 ]");
     }
 
     #[test]
     fn python_and_js_literals_are_mapped() {
-        assert_eq!(fix("[True, False, None]"), ("[true, false, null]".into(), vec!["python_literal"; 3]));
-        assert_eq!(fix("[undefined, NaN, Infinity, -Infinity]"), ("[null, null, null, null]".into(), vec!["js_literal"; 4]));
+        assert_eq!(
+            fix("[True, False, None]"),
+            ("[true, false, null]".into(), vec!["python_literal"; 3])
+        );
+        assert_eq!(
+            fix("[undefined, NaN, Infinity, -Infinity]"),
+            ("[null, null, null, null]".into(), vec!["js_literal"; 4])
+        );
         assert_eq!(fixed(r#"{"a": Truest}"#), r#"{"a": "Truest"}"#);
     }
 
     #[test]
     fn numbers_are_mended_or_kept_as_strings() {
-        assert_eq!(fixed("[+1, .5, -.5, 1., 1e, 2E+]"), "[1, 0.5, -0.5, 1.0, 1, 2]");
-        assert_eq!(fixed("[007, 1.2.3, 2024-01-01]"), r#"["007", "1.2.3", "2024-01-01"]"#);
+        assert_eq!(
+            fixed("[+1, .5, -.5, 1., 1e, 2E+]"),
+            "[1, 0.5, -0.5, 1.0, 1, 2]"
+        );
+        assert_eq!(
+            fixed("[007, 1.2.3, 2024-01-01]"),
+            r#"["007", "1.2.3", "2024-01-01"]"#
+        );
         assert_eq!(fix("[1, 2, ...]").0, "[1, 2 ]");
     }
 
     #[test]
     fn missing_commas_and_colons_are_inserted() {
-        assert_eq!(fix(r#"{"a": 1 "b": 2}"#), (r#"{"a": 1 ,"b": 2}"#.into(), vec!["missing_comma"]));
+        assert_eq!(
+            fix(r#"{"a": 1 "b": 2}"#),
+            (r#"{"a": 1 ,"b": 2}"#.into(), vec!["missing_comma"])
+        );
         assert_eq!(fixed("[1 2 3]"), "[1 ,2 ,3]");
-        assert_eq!(fixed("{\"a\": \"x\"\n\"b\": 2}"), "{\"a\": \"x\"\n,\"b\": 2}");
-        assert_eq!(fix(r#"{"a" 1}"#), (r#"{"a" :1}"#.into(), vec!["missing_colon"]));
+        assert_eq!(
+            fixed("{\"a\": \"x\"\n\"b\": 2}"),
+            "{\"a\": \"x\"\n,\"b\": 2}"
+        );
+        assert_eq!(
+            fix(r#"{"a" 1}"#),
+            (r#"{"a" :1}"#.into(), vec!["missing_colon"])
+        );
         assert_eq!(fixed(r#"{"a" = 1}"#), r#"{"a" : 1}"#);
     }
 
     #[test]
     fn keys_without_values_get_null() {
-        assert_eq!(fix(r#"{"a"}"#), (r#"{"a":null}"#.into(), vec!["missing_value"]));
+        assert_eq!(
+            fix(r#"{"a"}"#),
+            (r#"{"a":null}"#.into(), vec!["missing_value"])
+        );
         assert_eq!(fixed(r#"{"a": , "b": 1}"#), r#"{"a": null, "b": 1}"#);
         assert_eq!(fixed("[1,,2]"), "[1,2]");
     }
 
     #[test]
     fn fences_and_prose_around_the_value_are_removed() {
-        assert_eq!(fix("```json\n{\"a\": 1}\n```"), ("{\"a\": 1}".into(), vec!["markdown_fence", "markdown_fence"]));
+        assert_eq!(
+            fix("```json\n{\"a\": 1}\n```"),
+            (
+                "{\"a\": 1}".into(),
+                vec!["markdown_fence", "markdown_fence"]
+            )
+        );
         let (json, kinds) = fix("Sure! Here you go: {\"a\": 1} Hope this helps.");
         assert_eq!(json, "{\"a\": 1}");
         assert_eq!(kinds, vec!["surrounding_text", "surrounding_text"]);
@@ -1434,23 +2006,41 @@ mod tests {
 
     #[test]
     fn concatenated_values_are_wrapped_in_an_array() {
-        assert_eq!(fix("{\"a\": 1}\n{\"b\": 2}"), ("[{\"a\": 1},\n{\"b\": 2}]".into(), vec!["concatenated_values"]));
+        assert_eq!(
+            fix("{\"a\": 1}\n{\"b\": 2}"),
+            (
+                "[{\"a\": 1},\n{\"b\": 2}]".into(),
+                vec!["concatenated_values"]
+            )
+        );
         assert_eq!(fixed("[1], [2]"), "[[1],[2]]");
     }
 
     #[test]
     fn bom_and_invalid_utf8_are_mended() {
-        assert_eq!(fix("\u{feff}{\"a\": 1}"), ("{\"a\": 1}".into(), vec!["byte_order_mark"]));
+        assert_eq!(
+            fix("\u{feff}{\"a\": 1}"),
+            ("{\"a\": 1}".into(), vec!["byte_order_mark"])
+        );
         let repaired = repair(b"{\"a\": \"\xff\"}", &Limits::default()).unwrap();
         assert_eq!(repaired.json, "{\"a\": \"\u{fffd}\"}");
-        assert_eq!(repaired.repairs, vec![Repair { kind: RepairKind::InvalidUtf8, position: 7 }]);
+        assert_eq!(
+            repaired.repairs,
+            vec![Repair {
+                kind: RepairKind::InvalidUtf8,
+                position: 7
+            }]
+        );
     }
 
     #[test]
     fn several_faults_at_once_are_all_mended() {
         let (json, kinds) = fix("{path: 'test.txt',}");
         assert_eq!(json, r#"{"path": "test.txt"}"#);
-        assert_eq!(kinds, vec!["unquoted_key", "single_quotes", "trailing_comma"]);
+        assert_eq!(
+            kinds,
+            vec!["unquoted_key", "single_quotes", "trailing_comma"]
+        );
     }
 
     #[test]
@@ -1464,9 +2054,21 @@ mod tests {
 
     #[test]
     fn limits_are_enforced_with_their_codes() {
-        let limits = Limits { max_size: 10, ..Limits::default() };
+        let limits = Limits {
+            max_size: 10,
+            ..Limits::default()
+        };
         let err = repair(br#"{"a": "0123456789"}"#, &limits).unwrap_err();
-        assert_eq!((err.code().as_str(), err.kind.clone()), ("TLP-007", ErrorKind::TooLarge { size: 19, limit: 10 }));
+        assert_eq!(
+            (err.code().as_str(), err.kind.clone()),
+            (
+                "TLP-007",
+                ErrorKind::TooLarge {
+                    size: 19,
+                    limit: 10
+                }
+            )
+        );
         let deep = "[".repeat(65);
         let err = repair(deep.as_bytes(), &Limits::default()).unwrap_err();
         assert_eq!((err.code().as_str(), err.position), ("TLP-008", 64));
@@ -1479,10 +2081,17 @@ mod tests {
         // default depth limit it is refused at once (TLP-008, depth); with the limit lifted the
         // engine is linear and finishes inside the deadline instead of timing out.
         let input = format!("{}{}", "{".repeat(10_000), "}".repeat(9_999));
-        let strict = Limits { timeout_ms: 10, ..Limits::default() };
+        let strict = Limits {
+            timeout_ms: 10,
+            ..Limits::default()
+        };
         let err = repair(input.as_bytes(), &strict).unwrap_err();
         assert_eq!(err.kind, ErrorKind::TooDeep { limit: 64 });
-        let lifted = Limits { timeout_ms: 10, max_depth: 20_000, ..Limits::default() };
+        let lifted = Limits {
+            timeout_ms: 10,
+            max_depth: 20_000,
+            ..Limits::default()
+        };
         let repaired = repair(input.as_bytes(), &lifted).unwrap();
         assert_eq!(repaired.json, "{}");
     }
@@ -1490,9 +2099,15 @@ mod tests {
     #[test]
     fn a_passed_deadline_is_a_timeout_error() {
         let input = "[1,".repeat(20_000);
-        let limits = Limits { timeout_ms: 1, max_depth: 1 << 20, ..Limits::default() };
+        let limits = Limits {
+            timeout_ms: 1,
+            max_depth: 1 << 20,
+            ..Limits::default()
+        };
         let deadline = Deadline::expired(1);
-        let err = Engine::<false>::new(input.as_bytes(), &limits, deadline).run().unwrap_err();
+        let err = Engine::<false>::new(input.as_bytes(), &limits, deadline)
+            .run()
+            .unwrap_err();
         assert_eq!(err.code(), ErrorCode::TooDeepOrTimeout);
         assert!(err.to_string().contains("timeout"));
     }
@@ -1501,8 +2116,97 @@ mod tests {
     fn strict_errors_say_what_was_expected_and_where() {
         let err = validate(br#"{"a": 1,}"#, &Limits::default()).unwrap_err();
         assert_eq!(err.position, 7);
-        assert_eq!(err.to_string(), "expected a value after ',' at byte 7, found ','");
+        assert_eq!(
+            err.to_string(),
+            "expected a value after ',' at byte 7, found ','"
+        );
         let err = validate(br#"{"a": 1"#, &Limits::default()).unwrap_err();
         assert!(err.is_incomplete());
+    }
+}
+
+#[cfg(test)]
+mod closing_quote_tests {
+    use super::*;
+
+    fn fixed(input: &str) -> String {
+        let limits = Limits::default();
+        repair(input.as_bytes(), &limits).unwrap().json.into_owned()
+    }
+
+    #[test]
+    fn a_quote_before_structure_closes_even_when_junk_follows_it() {
+        assert_eq!(fixed(r#"["a" 2]"#), r#"["a" ,2]"#);
+        assert_eq!(
+            fixed(r#"{"k": ["x","y" comment], "n": 1}"#),
+            r#"{"k": ["x","y" ,"comment"], "n": 1}"#
+        );
+        assert_eq!(
+            fixed(
+                r#"{"a": "b" // note
+}"#
+            ),
+            "{\"a\": \"b\" \n}"
+        );
+        assert_eq!(
+            fixed(r#"{"a":"foo",/*x*/"b":"bar"}"#),
+            r#"{"a":"foo","b":"bar"}"#
+        );
+    }
+
+    #[test]
+    fn inner_quotes_with_commas_or_code_stay_inside_the_string() {
+        assert_eq!(
+            fixed(r#"{"a": "He said "Hi, Bob" and left", "b": 1}"#),
+            r#"{"a": "He said \"Hi, Bob\" and left", "b": 1}"#
+        );
+        assert_eq!(
+            fixed(r#"{"c": "print(f"{name}")", "d": 2}"#),
+            r#"{"c": "print(f\"{name}\")", "d": 2}"#
+        );
+    }
+
+    #[test]
+    fn string_concatenation_is_joined() {
+        assert_eq!(fixed(r#"{"s": "ab" + "cd"}"#), r#"{"s": "abcd"}"#);
+        assert_eq!(
+            fixed(
+                r#""ab" +
+ "cd""#
+            ),
+            r#""abcd""#
+        );
+    }
+
+    #[test]
+    fn a_key_after_a_comma_ends_a_value_left_open() {
+        assert_eq!(
+            fixed(r#"{"city": "New York, "zip": "10001"}"#),
+            r#"{"city": "New York", "zip": "10001"}"#
+        );
+        assert_eq!(
+            fixed(r#"{"key": value "key2" : "v"}"#),
+            r#"{"key": "value" ,"key2" : "v"}"#
+        );
+    }
+
+    #[test]
+    fn calls_ellipses_and_stringified_strings() {
+        assert_eq!(
+            fixed(r#"{"_id": ObjectId("123"), "n": NumberLong(2)}"#),
+            r#"{"_id": "123", "n": 2}"#
+        );
+        assert_eq!(fixed("callback_1(true);"), "true");
+        assert_eq!(fixed(r#"{"a": 2, ..., "z": 26}"#), r#"{"a": 2,  "z": 26}"#);
+        assert_eq!(fixed(r#"\"hello\""#), r#""hello""#);
+        assert_eq!(fixed("{'g': 'he' + /* c */ 'llo'}"), r#"{"g": "hello"}"#);
+        assert_eq!(fixed("{},\n/* 2 */\n{}"), "[{},{}]");
+    }
+
+    #[test]
+    fn top_level_comma_lists_become_arrays_and_digit_separators_are_dropped() {
+        assert_eq!(fixed("1,2,3"), "[1,2,3]");
+        assert_eq!(fixed(r#"{"n": 82_461_110}"#), r#"{"n": 82461110}"#);
+        assert_eq!(fixed(r#"{"a": 1}, "b": 2}"#), r#"{"a": 1}"#);
     }
 }

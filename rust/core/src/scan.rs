@@ -78,8 +78,6 @@ impl StringStops {
     }
 }
 
-pub(crate) static DOUBLE_QUOTED: StringStops = StringStops::new(b'"');
-
 /// How a string is delimited in the input; the output is always double-quoted.
 pub(crate) struct Delimiter {
     pub(crate) open: &'static [u8],
@@ -91,7 +89,12 @@ pub(crate) struct Delimiter {
 }
 
 const fn delimiter(open: &'static str, close: &'static str, inner: &'static str) -> Delimiter {
-    Delimiter { open: open.as_bytes(), close: close.as_bytes(), stops: StringStops::new(close.as_bytes()[0]), inner: inner.as_bytes() }
+    Delimiter {
+        open: open.as_bytes(),
+        close: close.as_bytes(),
+        stops: StringStops::new(close.as_bytes()[0]),
+        inner: inner.as_bytes(),
+    }
 }
 
 pub(crate) static DOUBLE: Delimiter = delimiter("\"", "\"", "\\\"");
@@ -103,7 +106,9 @@ pub(crate) static CURLY_SINGLE: Delimiter = delimiter("\u{2018}", "\u{2019}", "\
 /// The typographic quote that opens a string at `i`, if any.
 pub(crate) fn curly_quote_at(src: &[u8], i: usize) -> Option<&'static Delimiter> {
     let rest = src.get(i..)?;
-    [&CURLY_DOUBLE, &CURLY_SINGLE].into_iter().find(|d| rest.starts_with(d.open))
+    [&CURLY_DOUBLE, &CURLY_SINGLE]
+        .into_iter()
+        .find(|d| rest.starts_with(d.open))
 }
 
 /// Index of the first non-whitespace byte at or after `i`.
@@ -115,11 +120,43 @@ pub(crate) fn skip_ws(src: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Past whitespace and `//` and `/* */` comments from `i`, for lookahead: a comment whose end
+/// is not within `LOOKAHEAD * 4` bytes is not skipped, so that many lookaheads over one long
+/// comment stay linear.
+pub(crate) fn skip_ws_and_comments(src: &[u8], mut i: usize) -> usize {
+    const WINDOW: usize = LOOKAHEAD * 4;
+    loop {
+        i = skip_ws(src, i);
+        let rest = &src[i.min(src.len())..];
+        let window = &rest[..rest.len().min(WINDOW)];
+        let end = if rest.starts_with(b"//") {
+            window
+                .iter()
+                .position(|&b| b == b'\n')
+                .or((rest.len() <= WINDOW).then_some(rest.len()))
+        } else if rest.starts_with(b"/*") {
+            window
+                .windows(2)
+                .skip(2)
+                .position(|w| w == b"*/")
+                .map(|n| n + 4)
+        } else {
+            None
+        };
+        match end {
+            Some(n) => i += n,
+            None => return i,
+        }
+    }
+}
+
 /// Whether an object key starts at `i`: a quoted or bare name followed by `:`, or a `}` that
 /// closes the object. Bounded by `LOOKAHEAD`; when the window ends before the shape is decided,
 /// the answer is yes, because valid JSON (a long key) must never be read as broken.
 pub(crate) fn looks_like_key(src: &[u8], i: usize) -> bool {
-    let Some(&first) = src.get(i) else { return false };
+    let Some(&first) = src.get(i) else {
+        return false;
+    };
     let limit = (i + LOOKAHEAD).min(src.len());
     let mut j = i + 1;
     match first {
@@ -198,6 +235,10 @@ pub(crate) fn char_at(src: &[u8], i: usize) -> Option<char> {
     let rest = src.get(i..)?;
     let end = rest.len().min(4);
     (1..=end)
-        .find_map(|n| std::str::from_utf8(&rest[..n]).ok().and_then(|s| s.chars().next()))
+        .find_map(|n| {
+            std::str::from_utf8(&rest[..n])
+                .ok()
+                .and_then(|s| s.chars().next())
+        })
         .or_else(|| rest.first().map(|&b| char::from(b)))
 }

@@ -5,7 +5,10 @@ use toolmend_core::{mend, repair, validate, ErrorCode, Limits};
 
 fn limits() -> Limits {
     // No deadline: these laws are about results, and debug builds on a busy CI box are slow.
-    Limits { timeout_ms: 0, ..Limits::default() }
+    Limits {
+        timeout_ms: 0,
+        ..Limits::default()
+    }
 }
 
 /// Valid JSON documents, serialised by serde_json in compact or pretty form.
@@ -14,7 +17,9 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
         Just(serde_json::Value::Null),
         any::<bool>().prop_map(serde_json::Value::Bool),
         any::<i64>().prop_map(|n| serde_json::json!(n)),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| serde_json::json!(f)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| serde_json::json!(f)),
         ".{0,12}".prop_map(serde_json::Value::String),
     ];
     leaf.prop_recursive(6, 64, 8, |inner| {
@@ -29,13 +34,52 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
 /// Text made of the bytes that matter to a JSON grammar, so that broken shapes are common.
 fn jsonish_text() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
-        Just("{"), Just("}"), Just("["), Just("]"), Just(","), Just(":"), Just("\""), Just("'"),
-        Just("\\"), Just(" "), Just("\n"), Just("a"), Just("key"), Just("1"), Just("-"), Just("."),
-        Just("e"), Just("true"), Just("True"), Just("None"), Just("null"), Just("//"), Just("/*"),
-        Just("*/"), Just("#"), Just("```"), Just("\\u"), Just("d8"), Just("00"), Just("\t"), Just("é"),
-        Just("\u{201c}"), Just("\u{201d}"), Just("\u{2019}"), Just("\\\""), Just("\\n"),
+        Just("{"),
+        Just("}"),
+        Just("["),
+        Just("]"),
+        Just(","),
+        Just(":"),
+        Just("\""),
+        Just("'"),
+        Just("\\"),
+        Just(" "),
+        Just("\n"),
+        Just("a"),
+        Just("key"),
+        Just("1"),
+        Just("-"),
+        Just("."),
+        Just("e"),
+        Just("true"),
+        Just("True"),
+        Just("None"),
+        Just("null"),
+        Just("//"),
+        Just("/*"),
+        Just("*/"),
+        Just("#"),
+        Just("```"),
+        Just("\\u"),
+        Just("d8"),
+        Just("00"),
+        Just("\t"),
+        Just("é"),
+        Just("\u{201c}"),
+        Just("\u{201d}"),
+        Just("\u{2019}"),
+        Just("\\\""),
+        Just("\\n"),
     ];
     prop::collection::vec(piece, 0..60).prop_map(|p| p.concat())
+}
+
+fn nesting(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        serde_json::Value::Object(members) => 1 + members.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 fn strictly_valid(text: &str) -> bool {
@@ -64,6 +108,12 @@ proptest! {
         let (json, repairs) = mend(text.as_bytes(), &Limits { max_depth: 1000, ..limits() }).unwrap();
         prop_assert_eq!(json, text);
         prop_assert!(repairs.is_empty());
+    }
+
+    #[test]
+    fn depth_check_agrees_with_the_parsed_nesting(value in json_value(), limit in 0usize..8, pretty in any::<bool>()) {
+        let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
+        prop_assert_eq!(toolmend_core::limits::exceeds_depth(text.as_bytes(), limit), nesting(&value) > limit);
     }
 
     #[test]
@@ -121,7 +171,11 @@ fn pathological_families_scale_linearly() {
         ("single quotes", |n| "{'k': 'it's', ".repeat(n / 14)),
         ("comma + quote", |n| "{\"a\": \"x\", \"".repeat(n / 12)),
     ];
-    let lifted = Limits { max_size: 1 << 22, max_depth: 1 << 22, timeout_ms: 0 };
+    let lifted = Limits {
+        max_size: 1 << 22,
+        max_depth: 1 << 22,
+        timeout_ms: 0,
+    };
     for (name, make) in families {
         let per_byte = |n: usize| {
             let input = make(n);
@@ -136,6 +190,9 @@ fn pathological_families_scale_linearly() {
         };
         let small = per_byte(16 << 10);
         let large = per_byte(1 << 20);
-        assert!(large < small * 8.0 + 1e-9, "{name}: {large:e} s/B at 1 MiB vs {small:e} s/B at 16 KiB");
+        assert!(
+            large < small * 8.0 + 1e-9,
+            "{name}: {large:e} s/B at 1 MiB vs {small:e} s/B at 16 KiB"
+        );
     }
 }

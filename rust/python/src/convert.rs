@@ -18,11 +18,13 @@ use crate::exceptions::parse_error;
 /// Inputs at least this long are repaired with the GIL released; below it, releasing and
 /// re-taking the GIL costs more than the work.
 const RELEASE_GIL_AT: usize = 4096;
+/// The deepest nesting loads turns into Python objects: jiter's fixed recursion limit.
+pub(crate) const LOADS_MAX_DEPTH: usize = 200;
 
 /// The input's UTF-8 bytes, borrowed from the Python object when it can be. A `str` holding lone
 /// surrogates (which UTF-8 cannot encode) is passed on with them encoded as surrogatepass bytes,
 /// so the core reports or replaces them like any other invalid UTF-8.
-fn input_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+pub(crate) fn input_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(s) = text.cast::<PyString>() {
         return match s.to_str() {
             // Borrowed: the str object keeps its UTF-8 buffer alive as long as `text`.
@@ -39,7 +41,10 @@ fn input_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(b) = text.cast::<PyByteArray>() {
         return Ok(Cow::Owned(b.to_vec()));
     }
-    Err(PyTypeError::new_err(format!("expected str, bytes or bytearray, got {}", text.get_type().name()?)))
+    Err(PyTypeError::new_err(format!(
+        "expected str, bytes or bytearray, got {}",
+        text.get_type().name()?
+    )))
 }
 
 fn run_repair<'b>(py: Python<'_>, bytes: &'b [u8], limits: &Limits) -> Result<Repaired<'b>, Error> {
@@ -63,7 +68,8 @@ pub struct Repair {
 impl Repair {
     #[new]
     fn new(kind: &str, position: usize) -> PyResult<Self> {
-        let kind = RepairKind::from_name(kind).ok_or_else(|| PyValueError::new_err(format!("unknown repair kind {kind:?}")))?;
+        let kind = RepairKind::from_name(kind)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown repair kind {kind:?}")))?;
         Ok(Repair { kind, position })
     }
 
@@ -73,7 +79,11 @@ impl Repair {
     }
 
     fn __repr__(&self) -> String {
-        format!("Repair(kind='{}', position={})", self.kind.as_str(), self.position)
+        format!(
+            "Repair(kind='{}', position={})",
+            self.kind.as_str(),
+            self.position
+        )
     }
 }
 
@@ -91,7 +101,12 @@ pub struct RepairError {
 impl RepairError {
     #[new]
     fn new(code: String, message: String, position: usize, suggestion: String) -> Self {
-        RepairError { code, message, position, suggestion }
+        RepairError {
+            code,
+            message,
+            position,
+            suggestion,
+        }
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -149,17 +164,30 @@ impl RepairResult {
     /// The repairs applied, in input order (a new list on each access).
     #[getter]
     fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.log.iter().map(|r| Repair { kind: r.kind, position: r.position }))
+        PyList::new(
+            py,
+            self.log.iter().map(|r| Repair {
+                kind: r.kind,
+                position: r.position,
+            }),
+        )
     }
 
-    /// Raises ParseError when the text could not be repaired.
-    fn raise_for_error(&self, py: Python<'_>) -> PyResult<()> {
-        match &self.error {
+    /// Raises ParseError when the text could not be repaired; returns the result otherwise, so
+    /// that `repair(text).raise_for_error().json` reads as one expression.
+    fn raise_for_error(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
+        match &slf.error {
             Some(e) => {
                 let e = e.get();
-                Err(parse_error(py, &e.code, &e.message, e.position, &e.suggestion))
+                Err(parse_error(
+                    slf.py(),
+                    &e.code,
+                    &e.message,
+                    e.position,
+                    &e.suggestion,
+                ))
             }
-            None => Ok(()),
+            None => Ok(slf),
         }
     }
 
@@ -191,9 +219,23 @@ impl RepairResult {
 /// offsets into the UTF-8 encoding of the input. Never raises for bad input: see `error`.
 #[pyfunction]
 #[pyo3(signature = (text, *, max_size = 1_048_576, max_depth = 64, timeout_ms = 100))]
-pub fn repair(py: Python<'_>, text: &Bound<'_, PyAny>, max_size: usize, max_depth: usize, timeout_ms: u64) -> PyResult<RepairResult> {
+pub fn repair(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    max_size: usize,
+    max_depth: usize,
+    timeout_ms: u64,
+) -> PyResult<RepairResult> {
     let bytes = input_bytes(text)?;
-    let outcome = run_repair(py, &bytes, &Limits { max_size, max_depth, timeout_ms });
+    let outcome = run_repair(
+        py,
+        &bytes,
+        &Limits {
+            max_size,
+            max_depth,
+            timeout_ms,
+        },
+    );
     let original = text.clone().unbind();
     Ok(match outcome {
         Ok(repaired) => {
@@ -201,13 +243,33 @@ pub fn repair(py: Python<'_>, text: &Bound<'_, PyAny>, max_size: usize, max_dept
                 Cow::Borrowed(_) if text.is_instance_of::<PyString>() => original.clone_ref(py),
                 json => PyString::new(py, json).into_any().unbind(),
             };
-            RepairResult { json: Some(json), log: repaired.repairs, original, error: None }
+            RepairResult {
+                json: Some(json),
+                log: repaired.repairs,
+                original,
+                error: None,
+            }
         }
-        Err(e) => RepairResult { json: None, log: Vec::new(), original, error: Some(Py::new(py, RepairError::from(&e))?) },
+        Err(e) => RepairResult {
+            json: None,
+            log: Vec::new(),
+            original,
+            error: Some(Py::new(py, RepairError::from(&e))?),
+        },
     })
 }
 
 static ORJSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// orjson.loads(text): the value, or None when orjson refuses the text as not JSON.
+pub(crate) fn orjson_loads<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let loads = ORJSON_LOADS.get_or_try_init(py, || py.import("orjson")?.getattr("loads").map(Bound::unbind))?;
+    match loads.bind(py).call1((text,)) {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if e.is_instance_of::<PyValueError>(py) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
 
 /// Repairs text when needed and returns Python objects; raises ParseError when it cannot.
 ///
@@ -216,30 +278,58 @@ static ORJSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// output built into Python objects by jiter.
 #[pyfunction]
 #[pyo3(signature = (text, *, max_size = 1_048_576, max_depth = 64, timeout_ms = 100))]
-pub fn loads<'py>(py: Python<'py>, text: &Bound<'py, PyAny>, max_size: usize, max_depth: usize, timeout_ms: u64) -> PyResult<Bound<'py, PyAny>> {
+pub fn loads<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    max_size: usize,
+    max_depth: usize,
+    timeout_ms: u64,
+) -> PyResult<Bound<'py, PyAny>> {
     let bytes = input_bytes(text)?;
+    // jiter builds Python objects by recursion and stops at its own depth; past it, loads reports
+    // TLP-008 like any depth limit (repair() still handles deeper text).
+    let max_depth = max_depth.min(LOADS_MAX_DEPTH);
     if bytes.len() <= max_size {
-        let orjson_loads = ORJSON_LOADS.get_or_try_init(py, || py.import("orjson")?.getattr("loads").map(Bound::unbind))?;
-        match orjson_loads.bind(py).call1((text,)) {
-            Ok(value) if !toolmend_core::limits::exceeds_depth(&bytes, max_depth) => return Ok(value),
-            Ok(_) => {}
-            Err(e) if e.is_instance_of::<PyValueError>(py) => {}
-            Err(e) => return Err(e),
+        if let Some(value) = orjson_loads(py, text)? {
+            if !toolmend_core::limits::exceeds_depth(&bytes, max_depth) {
+                return Ok(value);
+            }
         }
     }
     // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
-    let limits = Limits { max_size, max_depth, timeout_ms };
+    let limits = Limits {
+        max_size,
+        max_depth,
+        timeout_ms,
+    };
     let mended = if bytes.len() >= RELEASE_GIL_AT {
         py.detach(|| toolmend_core::mend(&bytes, &limits))
     } else {
         toolmend_core::mend(&bytes, &limits)
     };
-    let (json, _) = mended.map_err(|e| parse_error(py, e.code().as_str(), &e.to_string(), e.position, e.suggestion()))?;
-    let parser = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() };
+    let (json, _) = mended.map_err(|e| {
+        parse_error(
+            py,
+            e.code().as_str(),
+            &e.to_string(),
+            e.position,
+            e.suggestion(),
+        )
+    })?;
+    let parser = PythonParse {
+        cache_mode: StringCacheMode::Keys,
+        ..Default::default()
+    };
     parser.python_parse(py, json.as_bytes()).map_err(|e| {
         // Strict JSON that Python cannot hold.
         let message = format!("{} at byte {}", e.error_type, e.index);
-        parse_error(py, "TLP-004", &message, e.index, "send values Python can hold")
+        parse_error(
+            py,
+            "TLP-004",
+            &message,
+            e.index,
+            "send values Python can hold",
+        )
     })
 }
 
@@ -250,6 +340,11 @@ pub fn cache_clear() {
 }
 
 /// Looks a class of the Python package up once per interpreter.
-pub(crate) fn package_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, module: &str, name: &str) -> PyResult<&'py Bound<'py, PyType>> {
+pub(crate) fn package_class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    module: &str,
+    name: &str,
+) -> PyResult<&'py Bound<'py, PyType>> {
     cell.import(py, module, name)
 }

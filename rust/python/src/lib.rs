@@ -4,17 +4,23 @@
 
 mod convert;
 mod exceptions;
+mod registry;
 
 use pyo3::prelude::*;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("LOADS_MAX_DEPTH", convert::LOADS_MAX_DEPTH)?;
     m.add_class::<convert::Repair>()?;
     m.add_class::<convert::RepairError>()?;
     m.add_class::<convert::RepairResult>()?;
     m.add_function(wrap_pyfunction!(convert::repair, m)?)?;
     m.add_function(wrap_pyfunction!(convert::loads, m)?)?;
     m.add_function(wrap_pyfunction!(convert::cache_clear, m)?)?;
+    m.add_class::<registry::PyToolRegistry>()?;
+    m.add_class::<registry::ToolInfo>()?;
+    m.add_class::<registry::FieldError>()?;
+    m.add_class::<registry::ValidationResult>()?;
     Ok(())
 }

@@ -1,0 +1,260 @@
+//! The tool registry: definitions checked and compiled once (draft 2020-12, jsonschema crate),
+//! arguments validated under hard limits, every violation reported as data.
+//!
+//! Strict mode (the default) rejects unknown properties even where a schema does not say
+//! `additionalProperties: false`; see [`check::strict_schema`] for the exact rule.
+
+mod check;
+mod report;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use serde_json::Value;
+
+use crate::error::ErrorCode;
+use crate::limits::{exceeds_depth, Limits};
+
+pub use report::Violation;
+
+/// Compiles `schema` with the registry's options (draft 2020-12, formats asserted, linear-time
+/// patterns) for instances held in the representation `F`: bindings validate their own
+/// values in place (Python objects, say) with the same rules as the serde validator.
+pub fn compile_for<F: jsonschema::json::Json>(schema: &Value) -> Result<jsonschema::Validator<F>, RegistryError> {
+    check::compile::<F>(schema)
+}
+
+/// Most violations reported for one call; a model fixes the first few before it needs the rest.
+pub const MAX_VIOLATIONS: usize = 50;
+
+/// A tool definition as given to [`Registry::register`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Definition {
+    pub name: String,
+    pub description: String,
+    pub version: String,
+    pub category: Option<String>,
+    /// The parameter schema exactly as given (strict mode compiles a derived copy).
+    pub schema: Value,
+}
+
+/// A registered tool: its definition and the validator compiled from it.
+pub struct Tool {
+    pub definition: Definition,
+    /// Hex digest of the canonical definition: equal definitions, equal fingerprints.
+    pub fingerprint: String,
+    validator: jsonschema::Validator,
+    /// The schema the validator was compiled from (the strict copy in strict mode).
+    compiled: Value,
+    /// A binding's own state for this tool (a validator over its native values), built once.
+    companion: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.definition.name)
+            .field("fingerprint", &self.fingerprint)
+            .finish()
+    }
+}
+
+/// Why a definition was refused, or a lookup failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegistryError {
+    pub code: ErrorCode,
+    pub message: String,
+    /// JSON Pointer into the schema, where the fault is in the schema.
+    pub path: Option<String>,
+}
+
+impl RegistryError {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        RegistryError {
+            code,
+            message: message.into(),
+            path: None,
+        }
+    }
+}
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// Tools by name, safe to share across threads. Names are unique regardless of case, and a
+/// lookup that misses the exact spelling falls back to the case-insensitive match (models
+/// write `Read_File` for `read_file`).
+pub struct Registry {
+    strict: bool,
+    limits: Limits,
+    tools: RwLock<HashMap<String, Arc<Tool>>>,
+}
+
+impl Registry {
+    /// `limits` bound the arguments of every validation (size and depth; the deadline is unused).
+    pub fn new(strict: bool, limits: Limits) -> Self {
+        Registry {
+            strict,
+            limits,
+            tools: RwLock::new(HashMap::new()),
+        }
+    }
+
+    pub fn strict(&self) -> bool {
+        self.strict
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Checks and compiles `definition`, then adds it. The same definition twice is a no-op
+    /// that returns the tool already there; a different one under a taken name is TSR-007.
+    pub fn register(&self, definition: Definition) -> Result<Arc<Tool>, RegistryError> {
+        check::definition(&definition)?;
+        let fingerprint = check::fingerprint(&definition);
+        let key = definition.name.to_ascii_lowercase();
+        if let Some(existing) = self.read().get(&key) {
+            return same_or_duplicate(existing, &fingerprint, &definition.name);
+        }
+        // Compiled outside the lock: registering never blocks validation on other tools.
+        let compiled = if self.strict {
+            check::strict_schema(&definition.schema)
+        } else {
+            definition.schema.clone()
+        };
+        let validator = check::compile::<jsonschema::json::SerdeJson>(&compiled)?;
+        let tool = Arc::new(Tool {
+            definition,
+            fingerprint,
+            validator,
+            compiled,
+            companion: OnceLock::new(),
+        });
+        let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(existing) = tools.get(&key) {
+            return same_or_duplicate(existing, &tool.fingerprint, &tool.definition.name);
+        }
+        tools.insert(key, Arc::clone(&tool));
+        Ok(tool)
+    }
+
+    /// The tool registered under `name` (exact spelling first, then any case), or TSR-001.
+    pub fn get(&self, name: &str) -> Result<Arc<Tool>, RegistryError> {
+        let tools = self.read();
+        let found = tools
+            .get(name)
+            .or_else(|| tools.get(&name.to_ascii_lowercase()));
+        found.cloned().ok_or_else(|| {
+            let mut names: Vec<&str> = tools.values().map(|t| t.definition.name.as_str()).collect();
+            names.sort_unstable();
+            let hint = report::closest(name, &names)
+                .map(|n| format!("; did you mean '{n}'?"))
+                .unwrap_or_default();
+            RegistryError::new(
+                ErrorCode::UnknownTool,
+                format!("Unknown tool: '{}'{hint}", report::clip(name)),
+            )
+        })
+    }
+
+    /// Every tool, by category (uncategorised first) then name; only `category` when given.
+    pub fn tools(&self, category: Option<&str>) -> Vec<Arc<Tool>> {
+        let mut all: Vec<Arc<Tool>> = self
+            .read()
+            .values()
+            .filter(|t| category.is_none() || t.definition.category.as_deref() == category)
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| {
+            (&a.definition.category, &a.definition.name)
+                .cmp(&(&b.definition.category, &b.definition.name))
+        });
+        all
+    }
+
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Tool>>> {
+        // A panic while the lock was held cannot leave the map half-written (inserts are
+        // single calls), so a poisoned lock is still safe to read.
+        self.tools.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn same_or_duplicate(
+    existing: &Arc<Tool>,
+    fingerprint: &str,
+    name: &str,
+) -> Result<Arc<Tool>, RegistryError> {
+    if existing.fingerprint == fingerprint {
+        Ok(Arc::clone(existing))
+    } else {
+        Err(RegistryError::new(
+            ErrorCode::DuplicateTool,
+            format!("Tool '{name}' is already registered with a different definition"),
+        ))
+    }
+}
+
+impl Tool {
+    /// Parses JSON argument bytes under `limits` and validates them: the parsed value, or
+    /// every violation (TSR-002 for text that is not JSON, TLP-007/008 over the limits).
+    pub fn validate_json(&self, bytes: &[u8], limits: &Limits) -> Result<Value, Vec<Violation>> {
+        if let Err(e) = limits.check_size(bytes.len()) {
+            return Err(vec![Violation::limit(ErrorCode::TooLarge, e.to_string())]);
+        }
+        // Before parsing: serde_json stops at 128 levels, but the registry's limit is lower.
+        if exceeds_depth(bytes, limits.max_depth) {
+            return Err(vec![Violation::too_deep(limits.max_depth)]);
+        }
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| vec![Violation::not_json(&e, bytes)])?;
+        self.validate_value(&value)?;
+        Ok(value)
+    }
+
+    /// Validates an already parsed value (its size and depth are the caller's to bound).
+    pub fn validate_value(&self, value: &Value) -> Result<(), Vec<Violation>> {
+        if self.validator.is_valid(value) {
+            return Ok(());
+        }
+        Err(report::violations(
+            self.validator.iter_errors(value),
+            value,
+            &self.compiled,
+        ))
+    }
+
+    /// The schema validation runs against (in strict mode, the closed copy).
+    pub fn compiled_schema(&self) -> &Value {
+        &self.compiled
+    }
+
+    /// The binding's companion state for this tool, made from the compiled schema on first use.
+    /// `None` when a companion of another type was made first.
+    pub fn companion<T: Any + Send + Sync>(&self, make: impl FnOnce(&Value) -> T) -> Option<&T> {
+        self.companion.get_or_init(|| Box::new(make(&self.compiled))).downcast_ref()
+    }
+
+    /// One line that tells a model what the tool expects, e.g.
+    /// `read_file expects: {path: string (required), encoding?: 'utf-8'|'ascii'}`.
+    pub fn schema_hint(&self) -> String {
+        report::schema_hint(&self.definition.name, &self.definition.schema)
+    }
+}
+
+#[cfg(test)]
+mod tests;

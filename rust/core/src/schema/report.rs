@@ -1,0 +1,594 @@
+//! Violations as data: code, JSON Pointer, message, expected, actual, suggestion; and the
+//! one-line schema hint. Messages never quote a schema, a `$ref` or a pattern's source.
+
+use serde_json::Value;
+
+use super::check::escape_pointer;
+use super::MAX_VIOLATIONS;
+use crate::error::ErrorCode;
+use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+
+/// Longest rendering of a value in `actual` (and of a name in a message), in characters.
+pub const MAX_SHOWN: usize = 200;
+
+/// One reason arguments do not match their tool's schema.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// JSON Pointer to the offending value ("" for the whole arguments; for a missing
+    /// property, where it should be).
+    pub path: String,
+    pub code: ErrorCode,
+    pub message: String,
+    pub expected: Option<String>,
+    /// The offending value as JSON, truncated to [`MAX_SHOWN`] characters.
+    pub actual: Option<String>,
+    pub suggestion: String,
+}
+
+impl Violation {
+    pub(crate) fn limit(code: ErrorCode, message: String) -> Self {
+        Violation {
+            path: String::new(),
+            code,
+            message,
+            expected: None,
+            actual: None,
+            suggestion: "send smaller arguments".into(),
+        }
+    }
+
+    pub(crate) fn too_deep(limit: usize) -> Self {
+        Violation {
+            path: String::new(),
+            code: ErrorCode::TooDeepOrTimeout,
+            message: format!("Arguments nest deeper than the depth limit of {limit}"),
+            expected: Some(format!("at most {limit} levels of objects and arrays")),
+            actual: None,
+            suggestion: "flatten the arguments".into(),
+        }
+    }
+
+    pub(crate) fn not_json(e: &serde_json::Error, bytes: &[u8]) -> Self {
+        let position = if e.is_eof() {
+            bytes.len()
+        } else {
+            line_column_to_offset(bytes, e.line(), e.column())
+        };
+        let text = e.to_string();
+        let reason = text
+            .rsplit_once(" at line ")
+            .map_or(text.as_str(), |(r, _)| r);
+        Violation {
+            path: String::new(),
+            code: ErrorCode::InvalidArguments,
+            message: format!("Invalid JSON in arguments at byte {position}: {reason}"),
+            expected: Some("a JSON object".into()),
+            actual: None,
+            suggestion: "send the arguments as one JSON object with double-quoted keys and strings"
+                .into(),
+        }
+    }
+}
+
+fn line_column_to_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let line_start: usize = bytes
+        .split(|&b| b == b'\n')
+        .take(line.saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    (line_start + column.saturating_sub(1)).min(bytes.len())
+}
+
+/// Every error the validator found, mapped and sorted in document order, at most
+/// [`MAX_VIOLATIONS`]. `compiled` is the schema validated against (for what a missing
+/// property should be).
+pub fn violations<'a>(
+    errors: impl Iterator<Item = jsonschema::ValidationError<'a>>,
+    instance: &Value,
+    compiled: &Value,
+) -> Vec<Violation> {
+    let mut found: Vec<(usize, Violation)> = Vec::new();
+    for e in errors {
+        map_error(&e, compiled, &mut found);
+        if found.len() >= 4 * MAX_VIOLATIONS {
+            break;
+        }
+    }
+    let order = document_order(instance);
+    let rank = |path: &str| -> (usize, usize) {
+        if let Some(&(i, _)) = order.get(path) {
+            return (i, 0);
+        }
+        // A missing property sorts after everything its parent holds.
+        let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
+        (order.get(parent).map_or(0, |&(_, end)| end), 1)
+    };
+    found.sort_by_key(|(seq, v)| (rank(&v.path), *seq));
+    let mut out: Vec<Violation> = Vec::with_capacity(found.len().min(MAX_VIOLATIONS));
+    for (_, v) in found {
+        if !out.contains(&v) && out.len() < MAX_VIOLATIONS {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// For every location in the instance: its pre-order index (objects in document order) and
+/// the last index inside it.
+fn document_order(instance: &Value) -> std::collections::HashMap<String, (usize, usize)> {
+    let mut order = std::collections::HashMap::new();
+    let mut work = vec![(instance, String::new())];
+    while let Some((v, path)) = work.pop() {
+        let index = order.len();
+        let size = subtree_size(v);
+        order.insert(path.clone(), (index, index + size - 1));
+        match v {
+            Value::Object(m) => work.extend(
+                m.iter()
+                    .rev()
+                    .map(|(k, c)| (c, format!("{path}/{}", escape_pointer(k)))),
+            ),
+            Value::Array(a) => work.extend(
+                a.iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(i, c)| (c, format!("{path}/{i}"))),
+            ),
+            _ => {}
+        }
+    }
+    order
+}
+
+/// Locations in a value, itself included (iterative: the depth is bounded, but by the caller).
+fn subtree_size(v: &Value) -> usize {
+    let mut n = 0;
+    let mut work = vec![v];
+    while let Some(v) = work.pop() {
+        n += 1;
+        match v {
+            Value::Object(m) => work.extend(m.values()),
+            Value::Array(a) => work.extend(a.iter()),
+            _ => {}
+        }
+    }
+    n
+}
+
+fn map_error(
+    e: &jsonschema::ValidationError<'_>,
+    compiled: &Value,
+    out: &mut Vec<(usize, Violation)>,
+) {
+    let path = e.instance_path().as_str().to_string();
+    let instance: &Value = e.instance();
+    let seq = out.len();
+    let field = field_name(&path);
+    let mut push = |path: String,
+                    code,
+                    message: String,
+                    expected: Option<String>,
+                    actual: Option<String>,
+                    suggestion: String| {
+        out.push((
+            seq,
+            Violation {
+                path,
+                code,
+                message,
+                expected,
+                actual,
+                suggestion,
+            },
+        ));
+    };
+    let shown = Some(render(instance));
+    match e.kind() {
+        K::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            let member_schema = schema_at(
+                compiled,
+                e.schema_path().as_str().trim_end_matches("/required"),
+            )
+            .and_then(|s| s.get("properties"))
+            .and_then(|p| p.get(name));
+            let expected = member_schema.map(describe);
+            let what = expected
+                .as_deref()
+                .map(|x| format!(" ({x})"))
+                .unwrap_or_default();
+            push(
+                format!("{path}/{}", escape_pointer(name)),
+                ErrorCode::RequiredMissing,
+                format!("Required property '{}' is missing", clip(name)),
+                expected.clone(),
+                None,
+                format!("add the required property '{}'{what}", clip(name)),
+            );
+        }
+        K::Type { kind } => {
+            let expected = match kind {
+                TypeKind::Single(t) => t.to_string(),
+                TypeKind::Multiple(set) => set
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+            };
+            let actual_type = json_type(instance);
+            push(
+                path,
+                ErrorCode::TypeMismatch,
+                format!("Type mismatch: expected {expected}, got {actual_type}"),
+                Some(expected.clone()),
+                shown,
+                format!(
+                    "provide {field} as {} {expected} value, not {}",
+                    article(&expected),
+                    with_article(actual_type)
+                ),
+            );
+        }
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+            let allowed = schema_at(compiled, parent_schema_path(e.schema_path().as_str()))
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .map(|p| list(p.keys().map(String::as_str)));
+            for name in unexpected {
+                let allowed_hint = allowed
+                    .as_deref()
+                    .map(|a| format!("; allowed: {a}"))
+                    .unwrap_or_default();
+                push(
+                    format!("{path}/{}", escape_pointer(name)),
+                    ErrorCode::ConstraintViolation,
+                    format!("additional property '{}' is not allowed", clip(name)),
+                    allowed
+                        .clone()
+                        .map(|a| format!("one of the declared properties: {a}")),
+                    instance.get(name).map(render),
+                    format!("remove '{}'{allowed_hint}", clip(name)),
+                );
+            }
+        }
+        kind => {
+            let (message, expected, suggestion) = constraint(kind, instance, &field);
+            push(
+                path,
+                ErrorCode::ConstraintViolation,
+                message,
+                expected,
+                shown,
+                suggestion,
+            );
+        }
+    }
+}
+
+/// Message, expected and suggestion for a constraint keyword.
+fn constraint(kind: &K, instance: &Value, field: &str) -> (String, Option<String>, String) {
+    let chars = instance.as_str().map_or(0, |s| s.chars().count());
+    let items = instance.as_array().map_or(0, Vec::len);
+    let members = instance.as_object().map_or(0, |m| m.len());
+    match kind {
+        K::MinLength { limit } => (
+            format!("String is shorter than the minimum length of {limit} ({chars} characters)"),
+            Some(format!("at least {limit} characters")),
+            format!("make {field} at least {limit} characters long"),
+        ),
+        K::MaxLength { limit } => (
+            format!("String is longer than the maximum length of {limit} ({chars} characters)"),
+            Some(format!("at most {limit} characters")),
+            format!("shorten {field} to at most {limit} characters"),
+        ),
+        K::Minimum { limit } => (
+            format!("Value is below the minimum of {limit}"),
+            Some(format!(">= {limit}")),
+            format!("use a value of at least {limit} for {field}"),
+        ),
+        K::Maximum { limit } => (
+            format!("Value is above the maximum of {limit}"),
+            Some(format!("<= {limit}")),
+            format!("use a value of at most {limit} for {field}"),
+        ),
+        K::ExclusiveMinimum { limit } => (
+            format!("Value must be greater than the exclusive minimum of {limit}"),
+            Some(format!("> {limit}")),
+            format!("use a value greater than {limit} for {field}"),
+        ),
+        K::ExclusiveMaximum { limit } => (
+            format!("Value must be less than the exclusive maximum of {limit}"),
+            Some(format!("< {limit}")),
+            format!("use a value less than {limit} for {field}"),
+        ),
+        K::MultipleOf { multiple_of } => (
+            format!("Value is not a multiple of {multiple_of}"),
+            Some(format!("a multiple of {multiple_of}")),
+            format!("use a multiple of {multiple_of} for {field}"),
+        ),
+        K::Pattern { pattern } => (
+            "String does not match the required pattern".to_string(),
+            Some(format!("a string matching {}", clip(pattern))),
+            format!("change {field} to match the required pattern"),
+        ),
+        K::Enum { options } => {
+            let allowed = options
+                .as_array()
+                .map(|o| {
+                    list(
+                        o.iter()
+                            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                            .collect::<Vec<_>>()
+                            .iter()
+                            .map(String::as_str),
+                    )
+                })
+                .unwrap_or_default();
+            (
+                format!("Value must be one of: {allowed}"),
+                Some(format!("one of: {allowed}")),
+                format!("use one of the allowed values for {field} (exact case): {allowed}"),
+            )
+        }
+        K::Constant { expected_value } => (
+            format!("Value must be {}", render(expected_value)),
+            Some(render(expected_value)),
+            format!("set {field} to {}", render(expected_value)),
+        ),
+        K::MinItems { limit } => (
+            format!("Array has fewer items than the minimum of {limit} ({items} items)"),
+            Some(format!("at least {limit} items")),
+            format!("give {field} at least {limit} items"),
+        ),
+        K::MaxItems { limit } => (
+            format!("Array has more items than the maximum of {limit} ({items} items)"),
+            Some(format!("at most {limit} items")),
+            format!("give {field} at most {limit} items"),
+        ),
+        K::UniqueItems => (
+            "Array items must be unique".to_string(),
+            Some("unique items".into()),
+            format!("remove the repeated items from {field}"),
+        ),
+        K::MinProperties { limit } => (
+            format!("Object has fewer properties than the minimum of {limit} ({members})"),
+            Some(format!("at least {limit} properties")),
+            format!("give {field} at least {limit} properties"),
+        ),
+        K::MaxProperties { limit } => (
+            format!("Object has more properties than the maximum of {limit} ({members})"),
+            Some(format!("at most {limit} properties")),
+            format!("give {field} at most {limit} properties"),
+        ),
+        K::Format { format } => (
+            format!("Value is not a valid {format}"),
+            Some(format!("a valid {format}")),
+            format!("give {field} in {format} format"),
+        ),
+        K::AnyOf { .. } | K::OneOfNotValid { .. } => (
+            "Value matches none of the allowed alternatives".to_string(),
+            None,
+            format!("give {field} in one of the shapes the schema allows"),
+        ),
+        K::OneOfMultipleValid { .. } => (
+            "Value matches more than one alternative where exactly one is allowed".to_string(),
+            None,
+            format!("make {field} match exactly one of the allowed shapes"),
+        ),
+        K::FalseSchema => (
+            "No value is allowed here".to_string(),
+            None,
+            format!("remove {field}"),
+        ),
+        K::Not { .. } => (
+            "Value matches a shape that is not allowed".to_string(),
+            None,
+            format!("change {field}"),
+        ),
+        K::Contains => (
+            "Array has no item of the required kind".to_string(),
+            None,
+            format!("add an item of the required kind to {field}"),
+        ),
+        K::AdditionalItems { limit } => (
+            format!("Array has more items than the {limit} allowed"),
+            Some(format!("at most {limit} items")),
+            format!("remove the extra items from {field}"),
+        ),
+        K::UnevaluatedItems { .. } => (
+            "Array has items that are not allowed".to_string(),
+            None,
+            format!("remove the extra items from {field}"),
+        ),
+        K::PropertyNames { .. } => (
+            "Object has a property name that is not allowed".to_string(),
+            None,
+            format!("rename the properties of {field}"),
+        ),
+        K::BacktrackLimitExceeded { .. } | K::RegexEngineFailure { .. } => (
+            "Pattern evaluation gave up on this value".to_string(),
+            None,
+            format!("send a shorter or simpler value for {field}"),
+        ),
+        _ => (
+            "Value breaks a constraint of the schema".to_string(),
+            None,
+            format!("change {field}"),
+        ),
+    }
+}
+
+/// The value as JSON, cut at [`MAX_SHOWN`] characters.
+pub fn render(v: &Value) -> String {
+    clip(&v.to_string())
+}
+
+/// At most [`MAX_SHOWN`] characters, with "..." when cut.
+pub fn clip(s: &str) -> String {
+    match s.char_indices().nth(MAX_SHOWN) {
+        Some((at, _)) => format!("{}...", &s[..at]),
+        None => s.to_string(),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+fn with_article(word: &str) -> String {
+    if word == "null" {
+        "null".into()
+    } else {
+        format!("{} {word}", article(word))
+    }
+}
+
+/// 'name' for a member, "item 3" for an array element, "the arguments" at the root.
+fn field_name(path: &str) -> String {
+    match path.rsplit_once('/') {
+        None => "the arguments".into(),
+        Some((_, last)) if last.bytes().all(|b| b.is_ascii_digit()) && !last.is_empty() => {
+            format!("item {last}")
+        }
+        Some((_, last)) => format!("'{}'", clip(&last.replace("~1", "/").replace("~0", "~"))),
+    }
+}
+
+fn parent_schema_path(schema_path: &str) -> &str {
+    schema_path.rsplit_once('/').map_or("", |(p, _)| p)
+}
+
+fn schema_at<'v>(schema: &'v Value, pointer: &str) -> Option<&'v Value> {
+    schema.pointer(pointer)
+}
+
+fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let all: Vec<&str> = items.collect();
+    clip(&all.join(", "))
+}
+
+/// A short description of what a subschema accepts: `string`, `integer (1-100)`,
+/// `'utf-8'|'ascii'`, `string[]`, `{...}`.
+pub fn describe(schema: &Value) -> String {
+    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
+        return options
+            .iter()
+            .map(|o| {
+                o.as_str()
+                    .map_or_else(|| o.to_string(), |s| format!("'{s}'"))
+            })
+            .collect::<Vec<_>>()
+            .join("|");
+    }
+    if let Some(c) = schema.get("const") {
+        return render(c);
+    }
+    for combinator in ["anyOf", "oneOf"] {
+        if let Some(options) = schema.get(combinator).and_then(Value::as_array) {
+            return options.iter().map(describe).collect::<Vec<_>>().join("|");
+        }
+    }
+    let ty = match schema.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ if schema.get("properties").is_some() => "object".into(),
+        _ => "any".into(),
+    };
+    match ty.as_str() {
+        "array" => match schema.get("items") {
+            Some(items) => {
+                let inner = describe(items);
+                if inner.contains('|') {
+                    format!("({inner})[]")
+                } else {
+                    format!("{inner}[]")
+                }
+            }
+            None => "array".into(),
+        },
+        "integer" | "number" => match (schema.get("minimum"), schema.get("maximum")) {
+            (Some(lo), Some(hi)) => format!("{ty} ({lo}-{hi})"),
+            (Some(lo), None) => format!("{ty} (>= {lo})"),
+            (None, Some(hi)) => format!("{ty} (<= {hi})"),
+            (None, None) => ty,
+        },
+        "object" if schema.get("properties").is_some() => "{...}".into(),
+        _ => ty,
+    }
+}
+
+/// `name expects: {a: string (required), b?: integer}`, cut at a readable length.
+pub fn schema_hint(name: &str, schema: &Value) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let members: Vec<String> = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .map(|(k, s)| {
+                    if required.contains(&k.as_str()) {
+                        format!("{k}: {} (required)", describe(s))
+                    } else {
+                        format!("{k}?: {}", describe(s))
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let hint = format!("{name} expects: {{{}}}", members.join(", "));
+    match hint.char_indices().nth(400) {
+        Some((at, _)) => format!("{}...}}", &hint[..at]),
+        None => hint,
+    }
+}
+
+/// The registered name closest to `name` by edit distance, if it is close enough to be a typo.
+pub fn closest<'n>(name: &str, names: &[&'n str]) -> Option<&'n str> {
+    let wanted = name.to_ascii_lowercase();
+    names
+        .iter()
+        .map(|n| (edit_distance(&wanted, &n.to_ascii_lowercase()), *n))
+        .filter(|(d, n)| *d <= 2.max(n.len() / 3))
+        .min()
+        .map(|(_, n)| n)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().take(MAX_SHOWN).collect(), b.chars().collect());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}

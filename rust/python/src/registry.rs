@@ -1,0 +1,609 @@
+//! The tool registry's Python face: Python values <-> serde values at the boundary, the GIL
+//! released while schemas compile and arguments validate. Every rule lives in toolmend_core::schema.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use jiter::{PythonParse, StringCacheMode};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType,
+};
+use serde_json::{Map, Number, Value};
+use toolmend_core::limits::exceeds_depth;
+use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
+use toolmend_core::{ErrorCode, Limits};
+
+use crate::convert::{input_bytes, orjson_loads, package_class};
+
+/// Arguments at least this big (bytes, or estimated bytes of a dict) are validated with the
+/// GIL released; below it, releasing and re-taking the GIL costs more than the validation.
+const RELEASE_GIL_AT: usize = 4096;
+
+static SCHEMA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static UNKNOWN_TOOL_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static VALIDATION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// One reason arguments do not match their tool's schema.
+#[pyclass(module = "toolmend", frozen, eq, get_all)]
+#[derive(Clone, PartialEq)]
+pub struct FieldError {
+    /// JSON Pointer to the value ("" for the whole arguments).
+    path: String,
+    code: &'static str,
+    message: String,
+    expected: Option<String>,
+    actual: Option<String>,
+    suggestion: String,
+}
+
+#[pymethods]
+impl FieldError {
+    #[new]
+    #[pyo3(signature = (path, code, message, expected=None, actual=None, suggestion=String::new()))]
+    fn new(
+        path: String,
+        code: &str,
+        message: String,
+        expected: Option<String>,
+        actual: Option<String>,
+        suggestion: String,
+    ) -> PyResult<Self> {
+        let code = CODES
+            .iter()
+            .find(|c| c.as_str() == code)
+            .map(|c| c.as_str())
+            .ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!("unknown error code {code:?}"))
+            })?;
+        Ok(FieldError {
+            path,
+            code,
+            message,
+            expected,
+            actual,
+            suggestion,
+        })
+    }
+
+    /// The error as a plain dict, fit for a log line or a reflection prompt.
+    fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("path", &self.path)?;
+        d.set_item("code", self.code)?;
+        d.set_item("message", &self.message)?;
+        d.set_item("expected", &self.expected)?;
+        d.set_item("actual", &self.actual)?;
+        d.set_item("suggestion", &self.suggestion)?;
+        Ok(d)
+    }
+
+    fn __str__(&self) -> String {
+        format!(
+            "[{}] {}: {}",
+            self.code,
+            if self.path.is_empty() {
+                "/"
+            } else {
+                &self.path
+            },
+            self.message
+        )
+    }
+
+    fn __repr__(&self) -> String {
+        let opt = |o: &Option<String>| {
+            o.as_deref()
+                .map_or_else(|| "None".to_string(), |s| format!("{s:?}"))
+        };
+        format!(
+            "FieldError(path={:?}, code={:?}, message={:?}, expected={}, actual={}, suggestion={:?})",
+            self.path,
+            self.code,
+            self.message,
+            opt(&self.expected),
+            opt(&self.actual),
+            self.suggestion
+        )
+    }
+}
+
+const CODES: [ErrorCode; 11] = [
+    ErrorCode::UnknownTool,
+    ErrorCode::InvalidArguments,
+    ErrorCode::RequiredMissing,
+    ErrorCode::TypeMismatch,
+    ErrorCode::ConstraintViolation,
+    ErrorCode::SchemaInvalid,
+    ErrorCode::DuplicateTool,
+    ErrorCode::CompilationFailed,
+    ErrorCode::Unparseable,
+    ErrorCode::TooLarge,
+    ErrorCode::TooDeepOrTimeout,
+];
+
+impl From<Violation> for FieldError {
+    fn from(v: Violation) -> Self {
+        FieldError {
+            path: v.path,
+            code: v.code.as_str(),
+            message: v.message,
+            expected: v.expected,
+            actual: v.actual,
+            suggestion: v.suggestion,
+        }
+    }
+}
+
+/// The outcome of `try_validate`: `ok`, the parsed `value` (None when not ok), and `errors`.
+#[pyclass(module = "toolmend", frozen, get_all)]
+pub struct ValidationResult {
+    ok: bool,
+    value: Py<PyAny>,
+    errors: Py<PyTuple>,
+}
+
+#[pymethods]
+impl ValidationResult {
+    fn __bool__(&self) -> bool {
+        self.ok
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ValidationResult(ok={}, value={}, errors={})",
+            if self.ok { "True" } else { "False" },
+            self.value.bind(py).repr()?,
+            self.errors.bind(py).repr()?
+        ))
+    }
+}
+
+/// A registered tool as Python sees it (read-only).
+#[pyclass(module = "toolmend", name = "ToolInfo", frozen, get_all)]
+pub struct ToolInfo {
+    name: String,
+    description: String,
+    version: String,
+    category: Option<String>,
+    /// Hex digest of the canonical definition (equal definitions, equal fingerprints).
+    fingerprint: String,
+    /// The parameter schema as registered (a new dict on each access would be safer but slower:
+    /// this one is built once per lookup and owned by this object).
+    schema: Py<PyAny>,
+}
+
+#[pymethods]
+impl ToolInfo {
+    fn __repr__(&self) -> String {
+        format!(
+            "ToolInfo(name={:?}, version={:?}, category={:?})",
+            self.name, self.version, self.category
+        )
+    }
+}
+
+fn tool_info(py: Python<'_>, tool: &Tool) -> PyResult<ToolInfo> {
+    let d = &tool.definition;
+    Ok(ToolInfo {
+        name: d.name.clone(),
+        description: d.description.clone(),
+        version: d.version.clone(),
+        category: d.category.clone(),
+        fingerprint: tool.fingerprint.clone(),
+        schema: value_to_py(py, &d.schema)?,
+    })
+}
+
+/// Tools by name with compiled, strict, limited validation (see toolmend_core::schema).
+#[pyclass(module = "toolmend._core", name = "ToolRegistry", subclass, frozen)]
+pub struct PyToolRegistry {
+    inner: Arc<Registry>,
+}
+
+#[pymethods]
+impl PyToolRegistry {
+    #[new]
+    #[pyo3(signature = (strict=true, *, max_size=1_048_576, max_depth=64))]
+    fn new(strict: bool, max_size: usize, max_depth: usize) -> Self {
+        PyToolRegistry {
+            inner: Arc::new(Registry::new(
+                strict,
+                Limits {
+                    max_size,
+                    max_depth,
+                    timeout_ms: 0,
+                },
+            )),
+        }
+    }
+
+    #[getter]
+    fn strict(&self) -> bool {
+        self.inner.strict()
+    }
+
+    /// Checks, compiles and adds a tool; registering the same definition again is a no-op.
+    /// Raises SchemaError (TSR-006, TSR-007, TSR-008).
+    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None))]
+    fn register(
+        &self,
+        py: Python<'_>,
+        name: String,
+        schema: &Bound<'_, PyAny>,
+        description: String,
+        version: String,
+        category: Option<String>,
+    ) -> PyResult<ToolInfo> {
+        let schema = schema_value(schema)?;
+        let definition = Definition {
+            name,
+            description,
+            version,
+            category,
+            schema,
+        };
+        let registry = Arc::clone(&self.inner);
+        let tool = py
+            .detach(|| registry.register(definition))
+            .map_err(|e| registry_error(py, &e, None))?;
+        tool_info(py, &tool)
+    }
+
+    /// The tool named `name` (any case when the exact spelling misses); UnknownToolError (TSR-001).
+    fn get(&self, py: Python<'_>, name: &str) -> PyResult<ToolInfo> {
+        let tool = self
+            .inner
+            .get(name)
+            .map_err(|e| registry_error(py, &e, Some(name)))?;
+        tool_info(py, &tool)
+    }
+
+    /// Every tool (or those of `category`), by category then name.
+    #[pyo3(signature = (category=None))]
+    fn tools<'py>(&self, py: Python<'py>, category: Option<&str>) -> PyResult<Bound<'py, PyTuple>> {
+        let infos = self
+            .inner
+            .tools(category)
+            .iter()
+            .map(|t| tool_info(py, t))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, infos)
+    }
+
+    /// One line telling a model what the tool expects.
+    fn schema_hint(&self, py: Python<'_>, name: &str) -> PyResult<String> {
+        let tool = self
+            .inner
+            .get(name)
+            .map_err(|e| registry_error(py, &e, Some(name)))?;
+        Ok(tool.schema_hint())
+    }
+
+    /// The parsed arguments (the caller's own object when a dict was given), or ValidationError
+    /// with every error; UnknownToolError for a name not registered.
+    fn validate(&self, py: Python<'_>, name: &str, args: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let tool = self
+            .inner
+            .get(name)
+            .map_err(|e| registry_error(py, &e, Some(name)))?;
+        match self.check(py, &tool, args)? {
+            Ok(value) => Ok(value),
+            Err(errors) => {
+                let errors = PyTuple::new(py, errors.into_iter().map(FieldError::from))?;
+                let cls =
+                    package_class(py, &VALIDATION_ERROR, "toolmend.errors", "ValidationError")?;
+                Err(PyErr::from_value(
+                    cls.call1((tool.definition.name.as_str(), errors))?,
+                ))
+            }
+        }
+    }
+
+    /// Like `validate`, but every outcome is a ValidationResult; it never raises for bad input.
+    fn try_validate(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        args: &Bound<'_, PyAny>,
+    ) -> PyResult<ValidationResult> {
+        let outcome = match self.inner.get(name) {
+            Ok(tool) => self.check(py, &tool, args)?,
+            Err(e) => Err(vec![Violation {
+                path: String::new(),
+                code: e.code,
+                message: e.message,
+                expected: None,
+                actual: None,
+                suggestion: "call one of the registered tools".into(),
+            }]),
+        };
+        Ok(match outcome {
+            Ok(value) => ValidationResult {
+                ok: true,
+                value,
+                errors: PyTuple::empty(py).unbind(),
+            },
+            Err(errors) => ValidationResult {
+                ok: false,
+                value: py.None(),
+                errors: PyTuple::new(py, errors.into_iter().map(FieldError::from))?.unbind(),
+            },
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.inner.get(name).is_ok()
+    }
+}
+
+impl PyToolRegistry {
+    /// Arguments as text are parsed in Rust, a dict is converted; either way the size and depth
+    /// limits are applied before any validation work.
+    fn check(
+        &self,
+        py: Python<'_>,
+        tool: &Arc<Tool>,
+        args: &Bound<'_, PyAny>,
+    ) -> PyResult<Result<Py<PyAny>, Vec<Violation>>> {
+        let limits = *self.inner.limits();
+        if let Some(bytes) = text_bytes(args)? {
+            // Small valid arguments: built into Python objects once (orjson), checked in place.
+            let small = bytes.len() < RELEASE_GIL_AT && bytes.len() <= limits.max_size;
+            if small && !exceeds_depth(&bytes, limits.max_depth) {
+                if let (Some(validator), Some(value)) = (in_place_validator(tool), orjson_loads(py, args)?) {
+                    if validator.is_valid(value.as_borrowed()) {
+                        return Ok(Ok(value.unbind()));
+                    }
+                }
+            }
+            let tool = Arc::clone(tool);
+            let work = || tool.validate_json(&bytes, &limits).map(drop);
+            let checked = if bytes.len() >= RELEASE_GIL_AT { py.detach(work) } else { work() };
+            return Ok(match checked {
+                Ok(()) => Ok(parse_python(py, &bytes)
+                    .map_err(|()| pyo3::exceptions::PyValueError::new_err("valid JSON that Python cannot hold"))?
+                    .unbind()),
+                Err(errors) => Err(errors),
+            });
+        }
+        // Limits first, without copying; then small arguments are checked in place.
+        let mut budget = Budget { bytes: limits.max_size, max_depth: limits.max_depth };
+        if let Err(violation) = walk::<false>(args, 0, &String::new, &mut budget) {
+            return Ok(Err(vec![violation]));
+        }
+        let size = limits.max_size - budget.bytes;
+        if size < RELEASE_GIL_AT {
+            if let Some(validator) = in_place_validator(tool) {
+                if validator.is_valid(args.as_borrowed()) {
+                    return Ok(Ok(args.clone().unbind()));
+                }
+            }
+        }
+        // Large or invalid: converted once, validated (GIL released when large), errors mapped.
+        let mut budget = Budget { bytes: limits.max_size, max_depth: limits.max_depth };
+        let value = match walk::<true>(args, 0, &String::new, &mut budget) {
+            Ok(v) => v,
+            Err(violation) => return Ok(Err(vec![violation])),
+        };
+        let tool = Arc::clone(tool);
+        let work = || tool.validate_value(&value);
+        Ok(match if size >= RELEASE_GIL_AT { py.detach(work) } else { work() } {
+            Ok(()) => Ok(args.clone().unbind()),
+            Err(errors) => Err(errors),
+        })
+    }
+}
+
+type InPlace = Option<jsonschema::Validator<jsonschema::json::Pyo3>>;
+
+/// The tool's validator over Python objects, compiled on first use with the core's options;
+/// None if it cannot be built, and then the serde path does all the work.
+fn in_place_validator(tool: &Tool) -> Option<&jsonschema::Validator<jsonschema::json::Pyo3>> {
+    tool.companion::<InPlace>(|schema| compile_for(schema).ok()).and_then(Option::as_ref)
+}
+
+fn parse_python<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Bound<'py, PyAny>, ()> {
+    PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() }.python_parse(py, bytes).map_err(drop)
+}
+
+/// JSON text arguments (str, bytes, bytearray) as bytes, borrowed where they can be; None for
+/// anything else (a dict, say).
+fn text_bytes<'a>(args: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'a, [u8]>>> {
+    let is_text = args.is_instance_of::<PyString>() || args.is_instance_of::<PyBytes>() || args.is_instance_of::<PyByteArray>();
+    if is_text {
+        input_bytes(args).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// A schema given as a dict (or JSON text) as a serde value.
+fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if let Some(bytes) = text_bytes(schema)? {
+        return serde_json::from_slice(&bytes).map_err(|e| {
+            PyErr::new::<pyo3::exceptions::PyValueError, _>(format!(
+                "[TSR-006] schema is not valid JSON: {e}"
+            ))
+        });
+    }
+    // A schema is small: the registry's own limits (50 KiB, 20 levels) refuse big ones after.
+    let mut budget = Budget {
+        bytes: 1 << 20,
+        max_depth: 64,
+    };
+    walk::<true>(schema, 0, &String::new, &mut budget)
+        .map_err(|v| PyTypeError::new_err(format!("schema: {}", v.message)))
+}
+
+struct Budget {
+    bytes: usize,
+    max_depth: usize,
+}
+
+/// Walks Python JSON-like values, refusing what JSON cannot hold (TSR-002) and what is over the
+/// limits (TLP-007, TLP-008) as soon as it is seen. With `BUILD` it returns them as serde values;
+/// without, it only checks (and returns null), copying nothing.
+fn walk<const BUILD: bool>(
+    obj: &Bound<'_, PyAny>,
+    depth: usize,
+    path: &dyn Fn() -> String,
+    budget: &mut Budget,
+) -> Result<Value, Violation> {
+    let spend = |n: usize, budget: &mut Budget| {
+        budget.bytes = budget.bytes.checked_sub(n).ok_or_else(|| Violation {
+            path: String::new(),
+            code: ErrorCode::TooLarge,
+            message: "Arguments are over the size limit".into(),
+            expected: None,
+            actual: None,
+            suggestion: "send smaller arguments".into(),
+        })?;
+        Ok::<(), Violation>(())
+    };
+    if obj.is_none() {
+        spend(4, budget)?;
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        spend(5, budget)?;
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        let text = s.to_str().map_err(|_| not_json(&path(), "a string with lone surrogates"))?;
+        spend(text.len() + 2, budget)?;
+        return Ok(if BUILD { Value::String(text.to_owned()) } else { Value::Null });
+    }
+    if obj.is_instance_of::<PyInt>() {
+        spend(8, budget)?;
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::Number(i.into()));
+        }
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(Value::Number(u.into()));
+        }
+        let f: f64 = obj.extract().map_err(|_| not_json(&path(), "an integer too large"))?;
+        return Number::from_f64(f).map(Value::Number).ok_or_else(|| not_json(&path(), "an integer too large"));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        spend(8, budget)?;
+        return Number::from_f64(f.value()).map(Value::Number).ok_or_else(|| not_json(&path(), "NaN or infinity"));
+    }
+    if depth >= budget.max_depth {
+        return Err(Violation {
+            path: path(),
+            code: ErrorCode::TooDeepOrTimeout,
+            message: format!("Arguments nest deeper than the depth limit of {}", budget.max_depth),
+            expected: None,
+            actual: None,
+            suggestion: "flatten the arguments".into(),
+        });
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut map = Map::with_capacity(if BUILD { d.len() } else { 0 });
+        for (k, v) in d.iter() {
+            let key = k.cast::<PyString>().map_err(|_| not_json(&path(), "a key that is not a string"))?;
+            let key = key.to_str().map_err(|_| not_json(&path(), "a key with lone surrogates"))?;
+            spend(key.len() + 3, budget)?;
+            // The pointer is only built when an error reports it.
+            let child = || format!("{}/{}", path(), key.replace('~', "~0").replace('/', "~1"));
+            let value = walk::<BUILD>(&v, depth + 1, &child, budget)?;
+            if BUILD {
+                map.insert(key.to_owned(), value);
+            }
+        }
+        return Ok(Value::Object(map));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut items = Vec::new();
+        for (i, item) in obj.try_iter().map_err(|_| not_json(&path(), "an array"))?.enumerate() {
+            let item = item.map_err(|_| not_json(&path(), "an array"))?;
+            spend(1, budget)?;
+            let child = || format!("{}/{i}", path());
+            let value = walk::<BUILD>(&item, depth + 1, &child, budget)?;
+            if BUILD {
+                items.push(value);
+            }
+        }
+        return Ok(Value::Array(items));
+    }
+    let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
+    Err(not_json(&path(), &format!("a value of type {type_name}")))
+}
+
+fn not_json(path: &str, what: &str) -> Violation {
+    Violation {
+        path: path.to_string(),
+        code: ErrorCode::InvalidArguments,
+        message: format!("Arguments hold {what}, which JSON cannot represent"),
+        expected: Some("JSON values: dict with str keys, list, str, int, float, bool, None".into()),
+        actual: None,
+        suggestion: "send JSON-compatible arguments".into(),
+    }
+}
+
+/// serde value -> Python object (for schemas handed back; arguments use jiter).
+fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        Value::Null => py.None(),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any().unbind(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any().unbind(),
+            _ => n
+                .as_f64()
+                .unwrap_or(f64::NAN)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+        },
+        Value::String(s) => PyString::new(py, s).into_any().unbind(),
+        Value::Array(a) => PyList::new(
+            py,
+            a.iter()
+                .map(|x| value_to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+        .into_any()
+        .unbind(),
+        Value::Object(m) => {
+            let d = PyDict::new(py);
+            for (k, x) in m {
+                d.set_item(k, value_to_py(py, x)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
+}
+
+/// A registry error as the Python exception of its code.
+fn registry_error(py: Python<'_>, e: &RegistryError, tool_name: Option<&str>) -> PyErr {
+    let made = if e.code == ErrorCode::UnknownTool {
+        package_class(
+            py,
+            &UNKNOWN_TOOL_ERROR,
+            "toolmend.errors",
+            "UnknownToolError",
+        )
+        .and_then(|cls| {
+            cls.call1((
+                e.code.as_str(),
+                e.message.as_str(),
+                tool_name.unwrap_or_default(),
+            ))
+        })
+    } else {
+        package_class(py, &SCHEMA_ERROR, "toolmend.errors", "SchemaError")
+            .and_then(|cls| cls.call1((e.code.as_str(), e.message.as_str(), e.path.as_deref())))
+    };
+    match made {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(err) => err,
+    }
+}
