@@ -106,7 +106,7 @@ def test_nested_path_case_of_the_issue() -> None:
     with pytest.raises(ValidationError) as excinfo:
         r.validate("t", {"options": {"timeout": "invalid"}})
     (error,) = excinfo.value.errors
-    assert (error.path, error.code, error.expected, error.actual) == ("/options/timeout", "TSR-004", "integer", '"invalid"')
+    assert (error.path, error.code, error.expected, error.actual) == ("/options/timeout", "TSR-004", "integer", "string")
     assert excinfo.value.tool_name == "t"
     assert excinfo.value.as_dicts()[0]["path"] == "/options/timeout"
 

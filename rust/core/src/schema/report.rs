@@ -221,7 +221,8 @@ fn map_error(
                 ErrorCode::TypeMismatch,
                 format!("Type mismatch: expected {expected}, got {actual_type}"),
                 Some(expected.clone()),
-                shown,
+                // Types on both sides ("expected string, actual integer"), as the seed scenario shows them.
+                Some(actual_type.to_string()),
                 format!(
                     "provide {field} as {} {expected} value, not {}",
                     article(&expected),

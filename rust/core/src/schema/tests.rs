@@ -76,7 +76,7 @@ fn every_violation_is_reported_in_document_order_with_pointers() {
     );
     let ty = &got[2];
     assert_eq!(ty.expected.as_deref(), Some("integer"));
-    assert_eq!(ty.actual.as_deref(), Some("\"invalid\""));
+    assert_eq!(ty.actual.as_deref(), Some("string"));
     assert!(
         ty.message.contains("expected integer, got string"),
         "{}",
