@@ -5,8 +5,18 @@ use std::fmt;
 /// Stable error codes shared with the Python layer (see DESIGN.md, "Error codes").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCode {
+    /// TLP-001: a tool call without a function.
+    MissingFunction,
+    /// TLP-002: a tool call whose name is missing or empty.
+    EmptyName,
+    /// TLP-003: a name with characters outside `[A-Za-z0-9_]`.
+    InvalidName,
     /// TLP-004: the arguments could not be parsed, even after repair.
     Unparseable,
+    /// TLP-005: a name longer than 64 characters.
+    NameTooLong,
+    /// TLP-006: the call could not be built (arguments that are not an object, say).
+    CallConstruction,
     /// TLP-007: the input is larger than `max_size`.
     TooLarge,
     /// TLP-008: nesting deeper than `max_depth`, or the repair deadline passed.
@@ -30,10 +40,35 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in catalogue order.
+    pub const ALL: [ErrorCode; 16] = [
+        ErrorCode::MissingFunction,
+        ErrorCode::EmptyName,
+        ErrorCode::InvalidName,
+        ErrorCode::Unparseable,
+        ErrorCode::NameTooLong,
+        ErrorCode::CallConstruction,
+        ErrorCode::TooLarge,
+        ErrorCode::TooDeepOrTimeout,
+        ErrorCode::UnknownTool,
+        ErrorCode::InvalidArguments,
+        ErrorCode::RequiredMissing,
+        ErrorCode::TypeMismatch,
+        ErrorCode::ConstraintViolation,
+        ErrorCode::SchemaInvalid,
+        ErrorCode::DuplicateTool,
+        ErrorCode::CompilationFailed,
+    ];
+
     /// The code as it appears in logs, exceptions and reflection prompts.
     pub fn as_str(self) -> &'static str {
         match self {
+            ErrorCode::MissingFunction => "TLP-001",
+            ErrorCode::EmptyName => "TLP-002",
+            ErrorCode::InvalidName => "TLP-003",
             ErrorCode::Unparseable => "TLP-004",
+            ErrorCode::NameTooLong => "TLP-005",
+            ErrorCode::CallConstruction => "TLP-006",
             ErrorCode::TooLarge => "TLP-007",
             ErrorCode::TooDeepOrTimeout => "TLP-008",
             ErrorCode::UnknownTool => "TSR-001",

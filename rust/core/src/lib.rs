@@ -4,6 +4,7 @@
 //! decides anything about JSON lives here, so `cargo test` and the fuzzers exercise it directly.
 
 pub mod error;
+pub mod extract;
 pub mod limits;
 pub mod repair;
 mod scan;

@@ -51,7 +51,7 @@ impl FieldError {
         actual: Option<String>,
         suggestion: String,
     ) -> PyResult<Self> {
-        let code = CODES
+        let code = ErrorCode::ALL
             .iter()
             .find(|c| c.as_str() == code)
             .map(|c| c.as_str())
@@ -109,20 +109,6 @@ impl FieldError {
         )
     }
 }
-
-const CODES: [ErrorCode; 11] = [
-    ErrorCode::UnknownTool,
-    ErrorCode::InvalidArguments,
-    ErrorCode::RequiredMissing,
-    ErrorCode::TypeMismatch,
-    ErrorCode::ConstraintViolation,
-    ErrorCode::SchemaInvalid,
-    ErrorCode::DuplicateTool,
-    ErrorCode::CompilationFailed,
-    ErrorCode::Unparseable,
-    ErrorCode::TooLarge,
-    ErrorCode::TooDeepOrTimeout,
-];
 
 impl From<Violation> for FieldError {
     fn from(v: Violation) -> Self {

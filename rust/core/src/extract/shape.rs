@@ -1,0 +1,306 @@
+//! What a call looks like once its text is JSON: the name and arguments keys of every format,
+//! and where a JSON value written in prose ends.
+
+use serde_json::{Map, Value};
+
+use super::FoundCall;
+use crate::limits::Limits;
+use crate::repair::{repair, Repair};
+
+/// Keys that name the tool, in the order they are tried (Hermes and Llama say `name`,
+/// Command R says `tool_name`, ReAct-style prompts say `tool`).
+const NAME_KEYS: [&str; 4] = ["name", "tool_name", "tool", "function"];
+/// Keys that hold the arguments (Llama 3 says `parameters`, LangChain agents `tool_input`).
+const ARGUMENT_KEYS: [&str; 5] = ["arguments", "parameters", "tool_input", "input", "args"];
+
+/// Where the JSON value that starts at `start` (a `{` or `[`) ends: one past its closer, or the
+/// end of the text when it is never closed (a cut-off reply). Strings in double quotes, and in
+/// single quotes where a value or key may start, are skipped with their escapes. Linear.
+pub fn value_end(text: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    let mut value_may_start = true;
+    while i < text.len() {
+        let b = text[i];
+        match b {
+            b'"' | b'\'' if b == b'"' || value_may_start => {
+                i += 1;
+                while i < text.len() && text[i] != b {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                value_may_start = false;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                value_may_start = true;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+                value_may_start = false;
+            }
+            b',' | b':' => value_may_start = true,
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ => value_may_start = false,
+        }
+        i += 1;
+    }
+    text.len()
+}
+
+/// How sure the surrounding text makes us that a JSON object is a call.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Context {
+    /// Behind a format's marker: a name is enough (`{"name": "x"}` is a call with no arguments).
+    Marked,
+    /// In prose or a ```json fence: a name and an arguments key are both needed.
+    Prose,
+}
+
+/// The calls in the JSON text `content[start..end]`: one call object, a list of them, or
+/// several separated by `;` or newlines. The text is repaired first. An empty list means the
+/// text holds no call (it is left as text); text that cannot be read at all becomes one call
+/// carrying the error, when the context says a call was meant.
+pub(super) fn calls_in_json(
+    content: &str,
+    start: usize,
+    end: usize,
+    context: Context,
+    format: &'static str,
+    limits: &Limits,
+    is_tool: Option<&dyn Fn(&str) -> bool>,
+) -> Vec<FoundCall> {
+    let bytes = content.as_bytes();
+    let mut calls = Vec::new();
+    let mut i = start;
+    // Each JSON value in the body in turn: separators, fences and junk between them are skipped.
+    while let Some(offset) = memchr::memchr2(b'{', b'[', &bytes[i..end]) {
+        let from = i + offset;
+        let to = value_end(&bytes[..end], from);
+        calls.extend(calls_in_value(content, from, to, context, format, limits, is_tool));
+        i = to.max(from + 1);
+    }
+    if calls.is_empty() && context == Context::Marked && !content[start..end].trim().is_empty() {
+        // A marker promised a call: whatever is there is reported with why it cannot be read.
+        calls.extend(calls_in_value(content, start, end, context, format, limits, is_tool));
+    }
+    calls
+}
+
+fn calls_in_value(
+    content: &str,
+    start: usize,
+    end: usize,
+    context: Context,
+    format: &'static str,
+    limits: &Limits,
+    is_tool: Option<&dyn Fn(&str) -> bool>,
+) -> Vec<FoundCall> {
+    let body = &content[start..end];
+    let unreadable = |error: crate::Error| match context {
+        Context::Marked => vec![FoundCall {
+            name: None,
+            arguments: Some(body.trim().to_string()),
+            id: None,
+            position: start,
+            format,
+            repairs: Vec::new(),
+            error: Some(crate::Error {
+                position: start + error.position,
+                ..error
+            }),
+        }],
+        Context::Prose => Vec::new(),
+    };
+    let repaired = match repair(body.as_bytes(), limits) {
+        Ok(r) => r,
+        Err(error) => return unreadable(error),
+    };
+    let Ok(value) = serde_json::from_str::<Value>(&repaired.json) else {
+        return Vec::new();
+    };
+    let repairs: Vec<Repair> = repaired
+        .repairs
+        .iter()
+        .map(|r| Repair {
+            kind: r.kind,
+            position: start + r.position,
+        })
+        .collect();
+    let objects: Vec<&Map<String, Value>> = match &value {
+        Value::Object(o) => vec![o],
+        Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
+        _ => Vec::new(),
+    };
+    let mut calls = Vec::new();
+    for object in objects {
+        if let Some(mut call) = call_from_object(object, context) {
+            if context == Context::Prose {
+                let known = match (&call.name, is_tool) {
+                    (Some(name), Some(is_tool)) => is_tool(name),
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                if !known {
+                    continue;
+                }
+            }
+            call.position = start;
+            call.format = format;
+            call.repairs = repairs.clone();
+            calls.push(call);
+        }
+    }
+    calls
+}
+
+/// A call out of one JSON object, or None when the object is not shaped like one.
+pub(super) fn call_from_object(object: &Map<String, Value>, context: Context) -> Option<FoundCall> {
+    // OpenAI's shape written out in text: {"type": "function", "function": {...}, "id": ...}.
+    if let Some(Value::Object(function)) = object.get("function") {
+        let mut call = call_from_object(function, context)?;
+        call.id = call.id.or_else(|| object.get("id").and_then(scalar_text));
+        return Some(call);
+    }
+    let name = NAME_KEYS.iter().find_map(|k| object.get(*k))?;
+    let arguments = ARGUMENT_KEYS.iter().find_map(|k| object.get(*k));
+    if arguments.is_none() && context == Context::Prose {
+        return None;
+    }
+    if arguments.is_some_and(is_schema) {
+        // A tool definition echoed back: its "parameters" is a JSON Schema, not arguments.
+        return None;
+    }
+    Some(FoundCall {
+        name: match name {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        },
+        arguments: arguments.and_then(|a| match a {
+            Value::Null => None,
+            // Arguments given as a JSON string (Granite 4, OpenAI's wire shape): their text.
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        }),
+        id: object.get("id").and_then(scalar_text),
+        position: 0,
+        format: "",
+        repairs: Vec::new(),
+        error: None,
+    })
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn is_schema(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("object") && v.get("properties").is_some_and(Value::is_object)
+}
+
+/// `k=v, k2=[1, 2]` (Python keyword arguments) as a JSON object text: keys quoted, values kept
+/// as written for the repair pass (it reads single quotes and True/False/None).
+pub(super) fn python_kwargs_as_json(kwargs: &str) -> String {
+    let mut out = String::with_capacity(kwargs.len() + 8);
+    out.push('{');
+    let mut first = true;
+    for part in split_top_level(kwargs, b',') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let Some(eq) = split_top_level(part, b'=').next().map(str::len) else {
+            continue;
+        };
+        if eq >= part.len() {
+            continue; // a positional argument: no name to give it
+        }
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        out.push_str(&Value::String(part[..eq].trim().to_string()).to_string());
+        out.push_str(": ");
+        out.push_str(part[eq + 1..].trim());
+    }
+    out.push('}');
+    out
+}
+
+/// Splits at `sep` where it stands outside brackets and quotes.
+fn split_top_level(text: &str, sep: u8) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut parts = Vec::new();
+    let (mut depth, mut quote, mut from, mut i) = (0usize, None::<u8>, 0usize, 0usize);
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) => {
+                if b == b'\\' {
+                    i += 1;
+                } else if b == q {
+                    quote = None;
+                }
+            }
+            None => match b {
+                b'"' | b'\'' => quote = Some(b),
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                _ if b == sep && depth == 0 => {
+                    parts.push(&text[from..i]);
+                    from = i + 1;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    parts.push(&text[from.min(text.len())..]);
+    parts.into_iter()
+}
+
+/// `[get_weather(city='Paris'), now()]`: each call's name and keyword arguments.
+pub(super) fn pythonic_calls(content: &str, start: usize, end: usize, format: &'static str) -> Vec<FoundCall> {
+    let body = content[start..end].trim();
+    let inner = body.strip_prefix('[').map(|b| b.strip_suffix(']').unwrap_or(b)).unwrap_or(body);
+    let mut calls = Vec::new();
+    for part in split_top_level(inner, b',') {
+        let part = part.trim();
+        let Some(open) = part.find('(') else {
+            continue;
+        };
+        let name = part[..open].trim();
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') {
+            continue;
+        }
+        let args = part[open + 1..].strip_suffix(')').unwrap_or(&part[open + 1..]);
+        calls.push(FoundCall {
+            name: Some(name.to_string()),
+            arguments: Some(python_kwargs_as_json(args)),
+            id: None,
+            position: start,
+            format,
+            repairs: Vec::new(),
+            error: None,
+        });
+    }
+    calls
+}
+
+/// Whether `text` (trimmed) is a pythonic call list: `[name(` ... `)]`.
+pub(super) fn looks_pythonic(text: &str) -> bool {
+    let t = text.trim();
+    let Some(rest) = t.strip_prefix('[') else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    let ident = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.').count();
+    ident > 0 && rest[ident..].starts_with('(') && t.ends_with(")]")
+}

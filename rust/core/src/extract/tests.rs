@@ -1,0 +1,207 @@
+use super::*;
+
+fn calls(content: &str) -> TextCalls {
+    text_calls(content, &Limits::default(), None)
+}
+
+/// (format, name, arguments) of each call, for compact assertions.
+fn summary(content: &str) -> Vec<(&'static str, Option<String>, Option<String>)> {
+    calls(content).calls.into_iter().map(|c| (c.format, c.name, c.arguments)).collect()
+}
+
+fn one(format: &'static str, name: &str, args: &str) -> Vec<(&'static str, Option<String>, Option<String>)> {
+    vec![(format, Some(name.to_string()), Some(args.to_string()))]
+}
+
+#[test]
+fn names_are_checked_in_pipeline_order() {
+    assert!(check_name("read_file").is_ok());
+    assert_eq!(check_name("").unwrap_err().0, ErrorCode::EmptyName);
+    assert_eq!(check_name("  ").unwrap_err().0, ErrorCode::EmptyName);
+    assert_eq!(check_name("read-file").unwrap_err().0, ErrorCode::InvalidName);
+    assert_eq!(check_name(&"a".repeat(65)).unwrap_err().0, ErrorCode::NameTooLong);
+    assert!(check_name(&"a".repeat(64)).is_ok());
+    // Bad characters are reported before the length.
+    assert_eq!(check_name(&"-".repeat(70)).unwrap_err().0, ErrorCode::InvalidName);
+}
+
+#[test]
+fn hermes_blocks_with_and_without_closing_tag() {
+    let text = "Let me look.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
+    let found = calls(text);
+    assert_eq!(found.text, "Let me look.");
+    assert_eq!(
+        found.calls.iter().map(|c| (c.format, c.name.clone(), c.arguments.clone())).collect::<Vec<_>>(),
+        one("hermes", "read_file", r#"{"path":"a.txt"}"#)
+    );
+    assert_eq!(found.calls[0].position, text.find("<tool_call>").unwrap());
+    // Two blocks, the second cut off at the end of the reply.
+    let two = "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call><tool_call>{\"name\": \"b\", \"arguments\": {\"x\": 1";
+    let names: Vec<_> = calls(two).calls.into_iter().map(|c| c.name.unwrap()).collect();
+    assert_eq!(names, ["a", "b"]);
+}
+
+#[test]
+fn broken_json_inside_a_marker_is_repaired_and_logged() {
+    let found = calls("<tool_call>{'name': 'search', 'arguments': {'q': 'rust',}}</tool_call>");
+    assert_eq!(found.calls.len(), 1);
+    assert_eq!(found.calls[0].arguments.as_deref(), Some(r#"{"q":"rust"}"#));
+    assert!(!found.calls[0].repairs.is_empty());
+}
+
+#[test]
+fn arguments_given_as_a_json_string_are_passed_on_as_text() {
+    let found = summary(r#"<tool_call>{"name": "f", "arguments": "{\"a\": 1,}"}</tool_call>"#);
+    assert_eq!(found, one("hermes", "f", r#"{"a": 1,}"#));
+}
+
+#[test]
+fn mistral_old_and_new() {
+    assert_eq!(
+        summary(r#"[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]"#),
+        one("mistral", "get_weather", r#"{"city":"Paris"}"#)
+    );
+    assert_eq!(summary(r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}"#), one("mistral", "get_weather", r#"{"city": "Paris"}"#));
+    let both = summary(r#"hi{hi[TOOL_CALLS]a{"x": 1}[TOOL_CALLS]b{"y": 2}"#);
+    assert_eq!(both.iter().map(|c| c.1.clone().unwrap()).collect::<Vec<_>>(), ["a", "b"]);
+}
+
+#[test]
+fn llama3_python_tag_and_semicolons() {
+    let found = summary(r#"<|python_tag|>{"name": "a", "parameters": {"x": 1}}; {"name": "b", "parameters": {}}<|eom_id|>"#);
+    assert_eq!(found.iter().map(|c| c.1.clone().unwrap()).collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(found[0].2.as_deref(), Some(r#"{"x":1}"#));
+}
+
+#[test]
+fn bare_json_calls_in_prose() {
+    let found = calls(r#"Sure. {"name": "search", "arguments": {"q": "x"}} Done."#);
+    assert_eq!(found.calls.len(), 1);
+    assert_eq!(found.calls[0].format, "bare_json");
+    assert_eq!(found.text, "Sure.  Done.");
+    // ReAct style, and OpenAI's nested shape written out.
+    assert_eq!(summary(r#"{"tool": "t", "tool_input": {"a": 1}}"#), one("bare_json", "t", r#"{"a":1}"#));
+    let nested = calls(r#"{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}"#);
+    assert_eq!(nested.calls[0].id.as_deref(), Some("c1"));
+}
+
+#[test]
+fn json_that_is_not_a_call_stays_text() {
+    for text in [
+        r#"{"name": "my-package", "version": "1.0.0", "dependencies": {}}"#,
+        r#"Here is the tool: {"name": "read_file", "description": "Read", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}"#,
+        "```json\n{\"answer\": 42}\n```",
+        "Use a dict like {a: 1} or a list [1, 2].",
+        "function f() { return [1, 2]; }",
+    ] {
+        let found = calls(text);
+        assert!(found.calls.is_empty(), "{text}");
+        assert_eq!(found.text, text.trim());
+    }
+}
+
+#[test]
+fn a_registry_decides_bare_objects_but_not_marked_calls() {
+    let known = |name: &str| name == "search";
+    let text = r#"{"name": "other", "arguments": {}} {"name": "search", "arguments": {}}"#;
+    let found = text_calls(text, &Limits::default(), Some(&known));
+    assert_eq!(found.calls.len(), 1);
+    assert_eq!(found.calls[0].name.as_deref(), Some("search"));
+    assert!(found.text.contains("other"));
+    let marked = text_calls(r#"<tool_call>{"name": "other", "arguments": {}}</tool_call>"#, &Limits::default(), Some(&known));
+    assert_eq!(marked.calls.len(), 1);
+}
+
+#[test]
+fn fences() {
+    assert_eq!(
+        summary("```tool_call\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n```"),
+        one("fenced_tool_call", "f", r#"{"a":1}"#)
+    );
+    assert_eq!(summary("```json\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n```"), one("fenced_json", "f", r#"{"a":1}"#));
+}
+
+#[test]
+fn deepseek_v3_and_v31_with_fullwidth_and_ascii_bars() {
+    let v3 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"Paris\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>";
+    let found = calls(v3);
+    assert_eq!(found.text, "");
+    assert_eq!(
+        found.calls.into_iter().map(|c| (c.format, c.name, c.arguments)).collect::<Vec<_>>(),
+        one("deepseek", "get_weather", r#"{"city": "Paris"}"#)
+    );
+    let v31 = "<|tool▁calls▁begin|><|tool▁call▁begin|>get_weather<|tool▁sep|>{\"city\": \"Paris\"}<|tool▁call▁end|><|tool▁calls▁end|>";
+    assert_eq!(summary(v31), one("deepseek", "get_weather", r#"{"city": "Paris"}"#));
+}
+
+#[test]
+fn kimi_harmony_functionary_and_granite() {
+    let kimi = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>";
+    let found = calls(kimi);
+    assert_eq!(found.calls[0].name.as_deref(), Some("get_weather"));
+    assert_eq!(found.calls[0].id.as_deref(), Some("functions.get_weather:0"));
+    assert_eq!(found.text, "");
+    let harmony = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
+    assert_eq!(summary(harmony), one("gpt_oss", "get_weather", r#"{"city": "Paris"}"#));
+    assert_eq!(summary("<function=get_weather>{\"city\": \"Paris\"}</function>"), one("functionary", "get_weather", r#"{"city": "Paris"}"#));
+    assert_eq!(
+        summary(r#"<|tool_call|>[{"arguments": {"city": "Paris"}, "name": "get_weather"}]"#),
+        one("granite", "get_weather", r#"{"city":"Paris"}"#)
+    );
+    assert_eq!(summary(r#"functools[{"name": "f", "arguments": {"a": 1}}]"#), one("phi4", "f", r#"{"a":1}"#));
+}
+
+#[test]
+fn qwen3_coder_parameter_tags() {
+    let text = "<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=lines>\n3\n</parameter>\n</function>\n</tool_call>";
+    let found = calls(text);
+    assert_eq!(found.calls.len(), 1);
+    assert_eq!(found.calls[0].name.as_deref(), Some("write_file"));
+    assert_eq!(found.calls[0].arguments.as_deref(), Some(r#"{"path":"a.txt","lines":3}"#));
+    assert_eq!(found.text, "");
+}
+
+#[test]
+fn pythonic_lists() {
+    let found = summary("[get_weather(city='Paris', days=3), now()]");
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].1.as_deref(), Some("get_weather"));
+    assert_eq!(found[0].2.as_deref(), Some(r#"{"city": 'Paris', "days": 3}"#));
+    assert_eq!(found[1].2.as_deref(), Some("{}"));
+    let lfm2 = summary("<|tool_call_start|>[f(flag=True, tags=['a', 'b'])]<|tool_call_end|>");
+    assert_eq!(lfm2[0].0, "lfm2");
+    assert_eq!(lfm2[0].2.as_deref(), Some(r#"{"flag": True, "tags": ['a', 'b']}"#));
+}
+
+#[test]
+fn thinking_is_text_and_holds_no_calls() {
+    let text = "<think>maybe {\"name\": \"x\", \"arguments\": {}}</think>Answer.";
+    let found = calls(text);
+    assert!(found.calls.is_empty());
+    assert_eq!(found.text, text);
+}
+
+#[test]
+fn unreadable_marked_call_is_reported_not_lost() {
+    let found = calls(&format!("<tool_call>{}</tool_call>", "[".repeat(100)));
+    assert_eq!(found.calls.len(), 1);
+    assert!(found.calls[0].error.is_some());
+}
+
+#[test]
+fn value_end_skips_strings_and_stops_at_the_end() {
+    let text = br#"{"a": "}", 'b': ['x]']} tail"#;
+    assert_eq!(value_end(text, 0), text.len() - 5);
+    assert_eq!(value_end(b"{\"a\": [1, 2", 0), 11);
+}
+
+#[test]
+fn many_unclosed_markers_stay_linear() {
+    // 20,000 opening tags with no closer: each body stops at the next marker, so the work is
+    // linear; a quadratic scan would take seconds here.
+    let text = "<tool_call>{\"name\": \"f\", \"arguments\": {}}".repeat(20_000);
+    let start = std::time::Instant::now();
+    let found = calls(&text);
+    assert_eq!(found.calls.len(), 20_000);
+    assert!(start.elapsed().as_secs() < 5);
+}
