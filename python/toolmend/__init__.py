@@ -1,20 +1,26 @@
 """toolmend: turn what a language model says into tool calls an agent can execute safely, fast."""
 
+import logging
+
 from toolmend._core import LOADS_MAX_DEPTH, __version__
 from toolmend.errors import ParseError, SchemaError, ToolmendError, UnknownToolError, ValidationError
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
 from toolmend.repair import Repair, RepairError, RepairResult, loads, repair
+from toolmend.response import ParseResult, ToolCall, ToolCallError, parse_response
 
 __all__ = [
     "LOADS_MAX_DEPTH",
     "FieldError",
     "ParseError",
+    "ParseResult",
     "Repair",
     "RepairError",
     "RepairResult",
     "SchemaError",
     "SkippedTool",
     "ToolInfo",
+    "ToolCall",
+    "ToolCallError",
     "ToolRegistry",
     "ToolmendError",
     "UnknownToolError",
@@ -22,5 +28,9 @@ __all__ = [
     "ValidationResult",
     "__version__",
     "loads",
+    "parse_response",
     "repair",
 ]
+
+# A library logs; the application decides where the records go (no output unless configured).
+logging.getLogger("toolmend").addHandler(logging.NullHandler())

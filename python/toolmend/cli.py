@@ -1,4 +1,4 @@
-"""The toolmend command line: `toolmend repair`, `tools list|show`, `validate`, `bench`."""
+"""The toolmend command line: `toolmend repair`, `parse`, `tools list|show`, `validate`, `bench`."""
 
 from __future__ import annotations
 
@@ -113,6 +113,63 @@ def _validate_command(args: argparse.Namespace) -> int:
     return EXIT_INVALID
 
 
+def _parse_command(args: argparse.Namespace) -> int:
+    from toolmend.response import parse_response
+
+    registry = None
+    if args.tools:
+        registry = _load_tools(args.tools)
+        if registry is None:
+            return EXIT_USAGE
+    try:
+        body = _read(args.file)
+    except OSError as e:
+        print(f"toolmend: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    result = parse_response(body, registry)
+    if args.json:
+        report = {
+            "ok": result.ok,
+            "calls": [
+                {
+                    "id": c.id,
+                    "name": c.name,
+                    "arguments": c.arguments,
+                    "index": c.index,
+                    "source": c.source,
+                    "repairs": [{"kind": r.kind, "position": r.position} for r in c.repairs],
+                }
+                for c in result.calls
+            ],
+            "errors": [
+                {
+                    "code": e.code,
+                    "message": e.message,
+                    "tool_name": e.tool_name,
+                    "position": e.position,
+                    "index": e.index,
+                    "suggestion": e.suggestion,
+                    "validation": [f.as_dict() for f in e.validation],
+                }
+                for e in result.errors
+            ],
+            "text": result.text,
+        }
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        for call in result.calls:
+            repairs = ", ".join(r.kind for r in call.repairs)
+            print(f"call {call.index} {call.name} [{call.id}] from {call.source}" + (f" (repaired: {repairs})" if repairs else ""))
+            print("  " + json.dumps(call.arguments, ensure_ascii=False))
+        for error in result.errors:
+            print(f"error: {error}" + (f" ({error.suggestion})" if error.suggestion else ""))
+            for field in error.validation:
+                print(f"  {field}")
+        if result.text:
+            print(f"text: {result.text}")
+    return EXIT_OK if result.ok else EXIT_INVALID
+
+
 def _bench_command(args: argparse.Namespace) -> int:
     from toolmend.bench import print_peer_table
 
@@ -140,6 +197,11 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("args", nargs="?", default="-", metavar="ARGS|-", help="JSON arguments (default: stdin)")
     validate.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
     validate.set_defaults(run=_validate_command)
+    parse = commands.add_parser("parse", help="print the tool calls of a model reply (Ollama or OpenAI JSON)")
+    parse.add_argument("file", nargs="?", default="-", metavar="RESPONSE|-")
+    parse.add_argument("--tools", metavar="FILE", help="validate against this tools file: JSON, TOML or YAML")
+    parse.add_argument("--json", action="store_true", help="print a machine-readable report")
+    parse.set_defaults(run=_parse_command)
     bench = commands.add_parser("bench", help="time toolmend against the peers installed here")
     bench.add_argument("--quick", action="store_true", help="fewer rounds, smaller inputs")
     bench.set_defaults(run=_bench_command)

@@ -64,6 +64,12 @@ pub struct Repair {
     position: usize,
 }
 
+impl From<&toolmend_core::Repair> for Repair {
+    fn from(r: &toolmend_core::Repair) -> Self {
+        Repair { kind: r.kind, position: r.position }
+    }
+}
+
 #[pymethods]
 impl Repair {
     #[new]

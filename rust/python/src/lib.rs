@@ -5,6 +5,7 @@
 mod convert;
 mod exceptions;
 mod registry;
+mod response;
 
 use pyo3::prelude::*;
 
@@ -22,5 +23,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<registry::ToolInfo>()?;
     m.add_class::<registry::FieldError>()?;
     m.add_class::<registry::ValidationResult>()?;
+    m.add_class::<response::ToolCall>()?;
+    m.add_class::<response::ToolCallError>()?;
+    m.add_class::<response::ParseResult>()?;
+    m.add_function(wrap_pyfunction!(response::parse_response, m)?)?;
     Ok(())
 }

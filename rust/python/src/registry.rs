@@ -186,7 +186,7 @@ fn tool_info(py: Python<'_>, tool: &Tool) -> PyResult<ToolInfo> {
 /// Tools by name with compiled, strict, limited validation (see toolmend_core::schema).
 #[pyclass(module = "toolmend._core", name = "ToolRegistry", subclass, frozen)]
 pub struct PyToolRegistry {
-    inner: Arc<Registry>,
+    pub(crate) inner: Arc<Registry>,
 }
 
 #[pymethods]
@@ -332,7 +332,7 @@ impl PyToolRegistry {
 impl PyToolRegistry {
     /// Arguments as text are parsed in Rust, a dict is converted; either way the size and depth
     /// limits are applied before any validation work.
-    fn check(
+    pub(crate) fn check(
         &self,
         py: Python<'_>,
         tool: &Arc<Tool>,
@@ -428,15 +428,15 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
         .map_err(|v| PyTypeError::new_err(format!("schema: {}", v.message)))
 }
 
-struct Budget {
-    bytes: usize,
-    max_depth: usize,
+pub(crate) struct Budget {
+    pub(crate) bytes: usize,
+    pub(crate) max_depth: usize,
 }
 
 /// Walks Python JSON-like values, refusing what JSON cannot hold (TSR-002) and what is over the
 /// limits (TLP-007, TLP-008) as soon as it is seen. With `BUILD` it returns them as serde values;
 /// without, it only checks (and returns null), copying nothing.
-fn walk<const BUILD: bool>(
+pub(crate) fn walk<const BUILD: bool>(
     obj: &Bound<'_, PyAny>,
     depth: usize,
     path: &dyn Fn() -> String,

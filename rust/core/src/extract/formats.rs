@@ -100,23 +100,25 @@ impl Output<'_> {
     /// name a known tool, with a registry) become calls; the rest is text.
     fn prose(&mut self, from: usize, to: usize) {
         let bytes = self.content.as_bytes();
-        if looks_pythonic(&self.content[from..to]) {
-            let calls = pythonic_calls(self.content, from, to, "pythonic");
-            if !calls.is_empty() && calls.iter().all(|c| self.known(c)) {
-                self.result.calls.extend(calls);
-                return;
-            }
-        }
+        let whole = self.content[from..to].trim();
         let mut kept = from;
         let mut i = from;
         while let Some(offset) = memchr::memchr2(b'{', b'[', &bytes[i..to]) {
             let start = i + offset;
-            if bytes[start] == b'[' && crate::scan::skip_ws(bytes, start + 1) < to && bytes[crate::scan::skip_ws(bytes, start + 1)] != b'{' {
+            let end = value_end(&bytes[..to], start);
+            let calls = if bytes[start] == b'{' || bytes.get(crate::scan::skip_ws(bytes, start + 1)) == Some(&b'{') {
+                calls_in_json(self.content, start, end, Context::Prose, "bare_json", self.limits, self.is_tool)
+            } else if looks_pythonic(&self.content[start..end]) {
+                // `[get_weather(city='Paris')]`: taken when it is the whole reply, or when a
+                // registry knows every name in it (prose has brackets and parentheses too).
+                let calls = pythonic_calls(self.content, start, end, "pythonic");
+                let alone = self.content[start..end].trim() == whole;
+                let all_known = self.is_tool.is_some() && calls.iter().all(|c| self.known(c));
+                if alone || all_known { calls } else { Vec::new() }
+            } else {
                 i = start + 1;
                 continue;
-            }
-            let end = value_end(&bytes[..to], start);
-            let calls = calls_in_json(self.content, start, end, Context::Prose, "bare_json", self.limits, self.is_tool);
+            };
             if !calls.is_empty() {
                 self.result.text.push_str(&self.content[kept..start]);
                 self.result.calls.extend(calls);

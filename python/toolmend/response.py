@@ -1,0 +1,55 @@
+"""toolmend.parse_response: a model's whole reply into checked tool calls, in one call into Rust."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping, Union
+
+from toolmend import _core
+from toolmend._core import ParseResult, ToolCall, ToolCallError
+from toolmend.registry import ToolRegistry
+from toolmend.repair import MAX_DEPTH, MAX_SIZE, TIMEOUT_MS
+
+__all__ = ["ParseResult", "ToolCall", "ToolCallError", "parse_response"]
+
+logger = logging.getLogger("toolmend")
+
+Body = Union[str, bytes, bytearray, Mapping[str, Any]]
+
+
+def parse_response(
+    body: Body,
+    registry: ToolRegistry | None = None,
+    *,
+    repair: bool = True,
+    text_calls: bool = True,
+    max_size: int = MAX_SIZE,
+    max_depth: int = MAX_DEPTH,
+    timeout_ms: int = TIMEOUT_MS,
+) -> ParseResult:
+    """The tool calls of an Ollama ``/api/chat`` reply or an OpenAI-compatible chat completion.
+
+    ``body`` is the reply as bytes, str or an already-parsed dict; text that is not a JSON reply
+    is read as the message content itself. Calls come from ``tool_calls`` and, with
+    ``text_calls``, from calls the model wrote in its content (Hermes ``<tool_call>``, Mistral
+    ``[TOOL_CALLS]``, Llama ``<|python_tag|>``, fenced or bare JSON, pythonic lists, ...). Each
+    call's name is checked, its arguments parsed (repaired when ``repair``) within the limits
+    and, with a registry, validated against the tool's schema. A bad call becomes a
+    ``ToolCallError`` with its code and does not spoil the others. Never raises for bad input.
+    """
+    result = _core.parse_response(
+        body,
+        registry,
+        repair=repair,
+        text_calls=text_calls,
+        max_size=max_size,
+        max_depth=max_depth,
+        timeout_ms=timeout_ms,
+    )
+    if not result.ok and logger.isEnabledFor(logging.WARNING):
+        # Codes and tool names only: argument values are logged at DEBUG at most.
+        logger.warning(
+            "tool calls refused: %s",
+            ", ".join(f"{e.code} ({e.tool_name or '?'})" for e in result.errors),
+        )
+    return result

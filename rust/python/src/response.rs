@@ -1,0 +1,450 @@
+//! parse_response: a model's whole reply (Ollama /api/chat or an OpenAI-compatible completion)
+//! into checked tool calls, in one call. The reply's shape is walked here over the Python
+//! objects orjson built (so valid arguments are parsed once); names, repair, text formats and
+//! validation are the core's.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use jiter::{PythonParse, StringCacheMode};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
+use toolmend_core::extract::{check_name, FoundCall};
+use toolmend_core::schema::Tool;
+use toolmend_core::{ErrorCode, Limits};
+
+use crate::convert::{input_bytes, orjson_loads, Repair};
+use crate::registry::{walk, Budget, FieldError, PyToolRegistry};
+
+static ORJSON_DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Arguments as the model gave them: JSON text, or an object (Ollama). Text for the object is
+/// made only when asked for.
+fn raw_text(py: Python<'_>, raw: &Option<Py<PyAny>>) -> PyResult<Option<String>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let raw = raw.bind(py);
+    if let Ok(s) = raw.cast::<PyString>() {
+        return Ok(Some(s.to_str()?.to_owned()));
+    }
+    let dumps = ORJSON_DUMPS.get_or_try_init(py, || py.import("orjson")?.getattr("dumps").map(Bound::unbind))?;
+    match dumps.bind(py).call1((raw,)) {
+        Ok(b) => Ok(Some(String::from_utf8_lossy(b.cast::<PyBytes>()?.as_bytes()).into_owned())),
+        Err(_) => Ok(Some(raw.repr()?.to_string())),
+    }
+}
+
+/// One tool call, ready to execute: its arguments are a dict that matched the tool's schema
+/// (when a registry was given).
+#[pyclass(module = "toolmend", frozen)]
+pub struct ToolCall {
+    #[pyo3(get)]
+    id: String,
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    arguments: Py<PyAny>,
+    raw: Option<Py<PyAny>>,
+    log: Vec<toolmend_core::Repair>,
+    /// Position among the reply's calls (the wire's index when it gave one).
+    #[pyo3(get)]
+    index: usize,
+    /// Where the call was found: "tool_calls" (the structured field) or a text format
+    /// ("hermes", "mistral", "bare_json", ...).
+    #[pyo3(get)]
+    source: &'static str,
+}
+
+#[pymethods]
+impl ToolCall {
+    /// The arguments as the model wrote them (text; an object given by Ollama is serialised).
+    #[getter]
+    fn raw_arguments(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(raw_text(py, &self.raw)?.unwrap_or_default())
+    }
+
+    /// The repairs applied to the arguments (or to the text around a call written in text).
+    #[getter]
+    fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.log.iter().map(Repair::from))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ToolCall(id={:?}, name={:?}, arguments={}, index={}, source={:?}, repairs={})",
+            self.id,
+            self.name,
+            self.arguments.bind(py).repr()?,
+            self.index,
+            self.source,
+            self.log.len()
+        ))
+    }
+}
+
+/// Why one call of a reply could not be used. The other calls are not affected.
+#[pyclass(module = "toolmend", frozen)]
+pub struct ToolCallError {
+    #[pyo3(get)]
+    code: &'static str,
+    #[pyo3(get)]
+    message: String,
+    #[pyo3(get)]
+    tool_name: Option<String>,
+    raw: Option<Py<PyAny>>,
+    /// Byte offset of the fault in the raw arguments (or in the content, for a call written in
+    /// text that could not be read); None when the fault has no place.
+    #[pyo3(get)]
+    position: Option<usize>,
+    #[pyo3(get)]
+    index: usize,
+    /// The schema errors (FieldError) when the arguments did not match the tool's schema.
+    #[pyo3(get)]
+    validation: Py<PyTuple>,
+    #[pyo3(get)]
+    suggestion: String,
+}
+
+#[pymethods]
+impl ToolCallError {
+    #[getter]
+    fn raw_arguments(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        raw_text(py, &self.raw)
+    }
+
+    fn __str__(&self) -> String {
+        match &self.tool_name {
+            Some(name) => format!("[{}] call {} ({name}): {}", self.code, self.index, self.message),
+            None => format!("[{}] call {}: {}", self.code, self.index, self.message),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ToolCallError(code={:?}, message={:?}, tool_name={:?}, position={:?}, index={})",
+            self.code, self.message, self.tool_name, self.position, self.index
+        )
+    }
+}
+
+/// Everything found in a reply: the calls that can run, the errors of those that cannot, and the
+/// text with the calls cut out. `ok` is True when no call failed.
+#[pyclass(module = "toolmend", frozen, get_all)]
+pub struct ParseResult {
+    calls: Py<PyTuple>,
+    errors: Py<PyTuple>,
+    text: String,
+    ok: bool,
+}
+
+#[pymethods]
+impl ParseResult {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ParseResult(ok={}, calls={}, errors={}, text={:?})",
+            if self.ok { "True" } else { "False" },
+            self.calls.bind(py).repr()?,
+            self.errors.bind(py).repr()?,
+            self.text
+        ))
+    }
+}
+
+/// A call failed: the fields of a ToolCallError, before it is built.
+struct Failure {
+    code: ErrorCode,
+    message: String,
+    position: Option<usize>,
+    validation: Vec<FieldError>,
+    suggestion: String,
+}
+
+impl Failure {
+    fn new(code: ErrorCode, message: impl Into<String>, suggestion: &str) -> Self {
+        Failure { code, message: message.into(), position: None, validation: Vec::new(), suggestion: suggestion.into() }
+    }
+}
+
+struct Pipeline<'a, 'py> {
+    py: Python<'py>,
+    registry: Option<&'a PyToolRegistry>,
+    limits: Limits,
+    repair: bool,
+    calls: Vec<ToolCall>,
+    errors: Vec<ToolCallError>,
+}
+
+/// A call as found: on the wire or in text.
+struct Candidate<'py> {
+    id: Option<String>,
+    name: Option<Bound<'py, PyAny>>,
+    /// None: the call has no function at all (TLP-001).
+    arguments: Option<Option<Bound<'py, PyAny>>>,
+    index: usize,
+    source: &'static str,
+    log: Vec<toolmend_core::Repair>,
+    /// The call's text could not be read at all (a text format whose JSON is beyond repair).
+    unreadable: Option<toolmend_core::Error>,
+}
+
+impl<'py> Pipeline<'_, 'py> {
+    fn run(&mut self, c: Candidate<'py>) -> PyResult<()> {
+        let name = c.name.as_ref().and_then(|n| n.cast::<PyString>().ok()).map(|n| n.to_str().map(str::to_owned)).transpose()?;
+        let raw = c.arguments.clone().flatten().map(Bound::unbind);
+        match self.check(&c, name.as_deref()) {
+            Ok((arguments, log)) => {
+                let mut all = c.log;
+                all.extend(log);
+                self.calls.push(ToolCall {
+                    id: c.id.unwrap_or_else(new_call_id),
+                    name: name.unwrap_or_default(),
+                    arguments: arguments.unbind(),
+                    raw,
+                    log: all,
+                    index: c.index,
+                    source: c.source,
+                });
+            }
+            Err(f) => {
+                let tool_name = name.or_else(|| c.name.as_ref().and_then(|n| n.str().ok()).map(|s| s.to_string()));
+                self.errors.push(ToolCallError {
+                    code: f.code.as_str(),
+                    message: f.message,
+                    tool_name,
+                    raw,
+                    position: f.position,
+                    index: c.index,
+                    validation: PyTuple::new(self.py, f.validation)?.unbind(),
+                    suggestion: f.suggestion,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks in the order of the pipeline: function, name, arguments, tool, schema.
+    fn check(&self, c: &Candidate<'py>, name: Option<&str>) -> Result<(Bound<'py, PyAny>, Vec<toolmend_core::Repair>), Failure> {
+        let py = self.py;
+        let Some(arguments) = &c.arguments else {
+            return Err(Failure::new(ErrorCode::MissingFunction, "Tool call has no function: a function with a name is required", "send each call as {\"function\": {\"name\": ..., \"arguments\": {...}}}"));
+        };
+        let name = match (name, &c.name) {
+            (Some(n), _) => n,
+            (None, Some(other)) if !other.is_none() => {
+                return Err(Failure::new(ErrorCode::InvalidName, format!("Function name must be a string, not {}", type_name(other)), "give the tool's name as a string"));
+            }
+            (None, _) => return Err(Failure::new(ErrorCode::EmptyName, "Function name is required: the call has no name", "name the tool to call")),
+        };
+        check_name(name).map_err(|(code, message)| Failure::new(code, message, "use the tool's name exactly as it was declared"))?;
+        if let Some(error) = &c.unreadable {
+            return Err(core_failure(error));
+        }
+        let (value, log) = match arguments {
+            None => (PyDict::new(py).into_any(), Vec::new()),
+            Some(a) if a.is_instance_of::<PyDict>() => {
+                let mut budget = Budget { bytes: self.limits.max_size, max_depth: self.limits.max_depth };
+                if let Err(v) = walk::<false>(a, 0, &String::new, &mut budget) {
+                    return Err(Failure { position: None, ..Failure::new(v.code, v.message, &v.suggestion) });
+                }
+                (a.clone(), Vec::new())
+            }
+            Some(a) if a.is_instance_of::<PyString>() || a.is_instance_of::<PyBytes>() => self.parse_arguments(a)?,
+            Some(a) => {
+                return Err(Failure::new(ErrorCode::Unparseable, format!("Arguments must be a JSON object, not {}", type_name(a)), "send the arguments as one JSON object"));
+            }
+        };
+        if !value.is_instance_of::<PyDict>() {
+            return Err(Failure::new(ErrorCode::Unparseable, format!("Arguments must be a JSON object, not {}", type_name(&value)), "send the arguments as one JSON object"));
+        }
+        if let Some(registry) = self.registry {
+            let tool = registry.inner.get(name).map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
+            self.validate(registry, &tool, &value, name)?;
+        }
+        Ok((value, log))
+    }
+
+    /// JSON text arguments: orjson for valid text, the repair pass (when allowed) for the rest.
+    fn parse_arguments(&self, text: &Bound<'py, PyAny>) -> Result<(Bound<'py, PyAny>, Vec<toolmend_core::Repair>), Failure> {
+        let py = self.py;
+        let bytes = input_bytes(text).map_err(|e| Failure::new(ErrorCode::Unparseable, e.to_string(), ""))?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            // OpenAI-compatible servers send "" for a call without arguments.
+            return Ok((PyDict::new(py).into_any(), Vec::new()));
+        }
+        if bytes.len() <= self.limits.max_size && !toolmend_core::limits::exceeds_depth(&bytes, self.limits.max_depth.min(crate::convert::LOADS_MAX_DEPTH)) {
+            if let Ok(Some(value)) = orjson_loads(py, text) {
+                return Ok((value, Vec::new()));
+            }
+        }
+        let outcome = if self.repair {
+            toolmend_core::repair(&bytes, &self.limits).map(|r| (r.json.into_owned(), r.repairs))
+        } else {
+            toolmend_core::validate(&bytes, &self.limits).map(|()| (String::from_utf8_lossy(&bytes).into_owned(), Vec::new()))
+        };
+        let (json, log) = outcome.map_err(|e| core_failure(&e))?;
+        let value = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() }
+            .python_parse(py, json.as_bytes())
+            .map_err(|e| Failure { position: Some(e.index), ..Failure::new(ErrorCode::TooDeepOrTimeout, format!("Arguments cannot be built as Python objects: {}", e.error_type), "flatten the arguments") })?;
+        Ok((value, log))
+    }
+
+    fn validate(&self, registry: &PyToolRegistry, tool: &Arc<Tool>, value: &Bound<'py, PyAny>, name: &str) -> Result<(), Failure> {
+        match registry.check(self.py, tool, value) {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(violations)) => {
+                let first = violations[0].code;
+                let message = format!(
+                    "Arguments of '{name}' do not match its schema: {} error{} ({}: {})",
+                    violations.len(),
+                    if violations.len() == 1 { "" } else { "s" },
+                    violations[0].path,
+                    violations[0].message
+                );
+                let suggestion = violations[0].suggestion.clone();
+                Err(Failure { validation: violations.into_iter().map(FieldError::from).collect(), ..Failure::new(first, message, &suggestion) })
+            }
+            Err(e) => Err(Failure::new(ErrorCode::CallConstruction, e.to_string(), "")),
+        }
+    }
+}
+
+fn core_failure(e: &toolmend_core::Error) -> Failure {
+    Failure { position: Some(e.position), ..Failure::new(e.code(), format!("Arguments could not be parsed: {e}"), e.suggestion()) }
+}
+
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    if v.is_none() {
+        return "null".into();
+    }
+    v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+}
+
+/// "call_" and 16 hex digits, unique in the process (a counter mixed with a per-process key).
+fn new_call_id() -> String {
+    static KEY: OnceLock<RandomState> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("call_{:016x}", KEY.get_or_init(RandomState::new).hash_one(n))
+}
+
+fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> Option<Bound<'py, PyAny>> {
+    d.get_item(key).ok().flatten().filter(|v| !v.is_none())
+}
+
+fn int_of(v: Option<Bound<'_, PyAny>>) -> Option<usize> {
+    v.filter(|v| v.is_instance_of::<PyInt>()).and_then(|v| v.extract::<usize>().ok())
+}
+
+/// The assistant message of a reply: Ollama's `message`, OpenAI's `choices[0].message` (or a
+/// stream chunk's `delta`), or the dict itself when it is a message.
+fn message_of<'py>(reply: &Bound<'py, PyDict>) -> Option<Bound<'py, PyDict>> {
+    if let Some(choices) = get(reply, "choices") {
+        let first = choices.cast::<PyList>().ok()?.get_item(0).ok()?;
+        let first = first.cast::<PyDict>().ok()?;
+        return get(first, "message").or_else(|| get(first, "delta")).and_then(|m| m.cast_into::<PyDict>().ok());
+    }
+    if let Some(message) = get(reply, "message") {
+        return message.cast_into::<PyDict>().ok();
+    }
+    Some(reply.clone())
+}
+
+/// The reply as a dict, or as the text of a message when it is not JSON.
+enum Reply<'py> {
+    Json(Bound<'py, PyDict>),
+    Text(String),
+}
+
+fn read_reply<'py>(py: Python<'py>, body: &Bound<'py, PyAny>) -> PyResult<Reply<'py>> {
+    if let Ok(d) = body.cast::<PyDict>() {
+        return Ok(Reply::Json(d.clone()));
+    }
+    if let Some(value) = orjson_loads(py, body)? {
+        if let Ok(d) = value.cast_into::<PyDict>() {
+            return Ok(Reply::Json(d));
+        }
+    }
+    // Not a JSON reply: the text a model wrote (a raw completion, or content copied out).
+    let bytes = input_bytes(body)?;
+    Ok(Reply::Text(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Turns a model's reply into checked tool calls; see the Python docstring.
+#[pyfunction]
+#[pyo3(signature = (body, registry=None, *, repair=true, text_calls=true, max_size=1_048_576, max_depth=64, timeout_ms=100))]
+#[allow(clippy::too_many_arguments)]
+pub fn parse_response<'py>(
+    py: Python<'py>,
+    body: &Bound<'py, PyAny>,
+    registry: Option<PyRef<'py, PyToolRegistry>>,
+    repair: bool,
+    text_calls: bool,
+    max_size: usize,
+    max_depth: usize,
+    timeout_ms: u64,
+) -> PyResult<ParseResult> {
+    let limits = Limits { max_size, max_depth, timeout_ms };
+    let mut pipeline = Pipeline { py, registry: registry.as_deref(), limits, repair, calls: Vec::new(), errors: Vec::new() };
+    let (message, content) = match read_reply(py, body)? {
+        Reply::Json(reply) => {
+            let message = message_of(&reply);
+            let content = message.as_ref().and_then(|m| get(m, "content")).and_then(|c| c.cast_into::<PyString>().ok()).map(|c| c.to_str().map(str::to_owned)).transpose()?;
+            (message, content)
+        }
+        Reply::Text(text) => (None, Some(text)),
+    };
+    let mut next_index = 0;
+    if let Some(tool_calls) = message.as_ref().and_then(|m| get(m, "tool_calls")) {
+        let entries: Vec<Bound<'py, PyAny>> = match tool_calls.cast::<PyList>() {
+            Ok(list) => list.iter().collect(),
+            Err(_) => vec![tool_calls],
+        };
+        for (position, entry) in entries.into_iter().enumerate() {
+            let entry = entry.cast_into::<PyDict>().ok();
+            let function = entry.as_ref().and_then(|e| get(e, "function")).and_then(|f| f.cast_into::<PyDict>().ok());
+            let index = int_of(function.as_ref().and_then(|f| get(f, "index"))).or_else(|| int_of(entry.as_ref().and_then(|e| get(e, "index")))).unwrap_or(position);
+            next_index = next_index.max(index + 1);
+            let id = entry.as_ref().and_then(|e| get(e, "id")).and_then(|id| id.str().ok()).map(|s| s.to_string());
+            pipeline.run(Candidate {
+                id,
+                name: function.as_ref().and_then(|f| get(f, "name")),
+                arguments: function.as_ref().map(|f| get(f, "arguments")),
+                index,
+                source: "tool_calls",
+                log: Vec::new(),
+                unreadable: None,
+            })?;
+        }
+    }
+    let text = match content {
+        Some(content) if text_calls && !content.is_empty() => {
+            let found = match pipeline.registry {
+                Some(r) => {
+                    let inner = Arc::clone(&r.inner);
+                    let is_tool = move |name: &str| inner.get(name).is_ok();
+                    toolmend_core::extract::text_calls(&content, &limits, Some(&is_tool))
+                }
+                None => toolmend_core::extract::text_calls(&content, &limits, None),
+            };
+            for (i, call) in found.calls.into_iter().enumerate() {
+                let FoundCall { name, arguments, id, repairs, error, format, .. } = call;
+                pipeline.run(Candidate {
+                    id,
+                    name: name.map(|n| PyString::new(py, &n).into_any()),
+                    arguments: Some(arguments.map(|a| PyString::new(py, &a).into_any())),
+                    index: next_index + i,
+                    source: format,
+                    log: repairs,
+                    unreadable: error,
+                })?;
+            }
+            found.text
+        }
+        Some(content) => content,
+        None => String::new(),
+    };
+    let Pipeline { calls, errors, .. } = pipeline;
+    let ok = errors.is_empty();
+    Ok(ParseResult { calls: PyTuple::new(py, calls)?.unbind(), errors: PyTuple::new(py, errors)?.unbind(), text, ok })
+}
