@@ -181,6 +181,8 @@ def test_unknown_tools_raise_tsr_001_with_the_name_and_a_near_match(registry: To
         ({"type": "object", "maxlength": 3}, "TSR-006", "/maxlength"),
         ({"type": "object", "$ref": "#"}, "TSR-008", "#"),
         ({"$ref": "#/$defs/missing"}, "TSR-008", None),
+        ({"$defs": {"a%b": {"$ref": "#/$defs/a%25b"}}, "$ref": "#/$defs/a%25b"}, "TSR-008", None),
+        ({"$defs": {"a/b": {"$ref": "#/$defs/a~1b"}}, "$ref": "#/$defs/a~1b"}, "TSR-008", None),
         ({"type": "string", "pattern": "(?<=a)b"}, "TSR-008", None),
     ],
 )

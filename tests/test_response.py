@@ -301,3 +301,47 @@ def test_marker_soup_gives_a_result(parts: list[str]) -> None:
     for c in result.calls:
         assert isinstance(c.arguments, dict)
     assert toolmend.parse_response(content).ok in (True, False)
+
+
+# ---- replies as they arrive -----------------------------------------------------------------------
+
+ONE_CALL = {"message": {"role": "assistant", "content": "", "tool_calls": [call("read_file", {"path": "a"})]}}
+
+
+def test_byte_order_mark_before_the_reply() -> None:
+    result = parse_response(b"\xef\xbb\xbf" + orjson.dumps(ONE_CALL))
+    assert [c.name for c in result.calls] == ["read_file"] and result.text == ""
+
+
+def test_streamed_ollama_reply_is_read_as_one_message() -> None:
+    lines = [
+        {"message": {"role": "assistant", "content": "Reading "}, "done": False},
+        {"message": {"role": "assistant", "content": "", "tool_calls": [call("read_file", {"path": "a"})]}, "done": False},
+        {"message": {"role": "assistant", "content": "now."}, "done": False},
+        {"message": {"role": "assistant", "content": "", "tool_calls": [call("read_file", {"path": "b"})]}, "done": False},
+        {"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"},
+    ]
+    body = b"\n".join(orjson.dumps(line) for line in lines) + b"\n"
+    result = parse_response(body)
+    assert [c.arguments["path"] for c in result.calls] == ["a", "b"]
+    assert result.text == "Reading now."
+    # A stream cut off in its last line keeps what had arrived.
+    assert [c.arguments["path"] for c in parse_response(body[:-20]).calls] == ["a", "b"]
+
+
+def test_cut_off_reply_is_mended() -> None:
+    body = orjson.dumps(ONE_CALL)[:-4]
+    result = parse_response(body)
+    assert [(c.name, c.arguments) for c in result.calls] == [("read_file", {"path": "a"})]
+
+
+def test_call_left_in_content_as_well_runs_once() -> None:
+    body = {
+        "message": {
+            "content": '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>',
+            "tool_calls": [call("read_file", {"path": "a"})],
+        }
+    }
+    result = parse_response(body)
+    assert [(c.name, c.source) for c in result.calls] == [("read_file", "tool_calls")]
+    assert result.text == ""

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use jiter::{PythonParse, StringCacheMode};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
@@ -39,10 +40,11 @@ fn raw_text(py: Python<'_>, raw: &Option<Py<PyAny>>) -> PyResult<Option<String>>
 /// (when a registry was given).
 #[pyclass(module = "toolmend", frozen)]
 pub struct ToolCall {
+    // Python strings, kept as the reply gave them: no copy on the way in or out.
     #[pyo3(get)]
-    id: String,
+    id: Py<PyString>,
     #[pyo3(get)]
-    name: String,
+    name: Py<PyString>,
     #[pyo3(get)]
     arguments: Py<PyAny>,
     raw: Option<Py<PyAny>>,
@@ -72,9 +74,9 @@ impl ToolCall {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "ToolCall(id={:?}, name={:?}, arguments={}, index={}, source={:?}, repairs={})",
-            self.id,
-            self.name,
+            "ToolCall(id={}, name={}, arguments={}, index={}, source={:?}, repairs={})",
+            self.id.bind(py).repr()?,
+            self.name.bind(py).repr()?,
             self.arguments.bind(py).repr()?,
             self.index,
             self.source,
@@ -177,7 +179,7 @@ struct Pipeline<'a, 'py> {
 
 /// A call as found: on the wire or in text.
 struct Candidate<'py> {
-    id: Option<String>,
+    id: Option<Bound<'py, PyString>>,
     name: Option<Bound<'py, PyAny>>,
     /// None: the call has no function at all (TLP-001).
     arguments: Option<Option<Bound<'py, PyAny>>>,
@@ -190,15 +192,21 @@ struct Candidate<'py> {
 
 impl<'py> Pipeline<'_, 'py> {
     fn run(&mut self, c: Candidate<'py>) -> PyResult<()> {
-        let name = c.name.as_ref().and_then(|n| n.cast::<PyString>().ok()).map(|n| n.to_str().map(str::to_owned)).transpose()?;
+        let py_name = c.name.as_ref().and_then(|n| n.cast::<PyString>().ok());
+        let name = py_name.map(|n| n.to_str()).transpose()?;
         let raw = c.arguments.clone().flatten().map(Bound::unbind);
-        match self.check(&c, name.as_deref()) {
+        match self.check(&c, name) {
             Ok((arguments, log)) => {
+                if c.source != "tool_calls" && self.repeats_a_call(name, &arguments) {
+                    // Ollama can leave a call it parsed in the content too: it runs once.
+                    return Ok(());
+                }
                 let mut all = c.log;
                 all.extend(log);
+                let py = self.py;
                 self.calls.push(ToolCall {
-                    id: c.id.unwrap_or_else(new_call_id),
-                    name: name.unwrap_or_default(),
+                    id: c.id.map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
+                    name: py_name.map_or_else(|| PyString::new(py, "").unbind(), |n| n.clone().unbind()),
                     arguments: arguments.unbind(),
                     raw,
                     log: all,
@@ -207,7 +215,7 @@ impl<'py> Pipeline<'_, 'py> {
                 });
             }
             Err(f) => {
-                let tool_name = name.or_else(|| c.name.as_ref().and_then(|n| n.str().ok()).map(|s| s.to_string()));
+                let tool_name = name.map(str::to_owned).or_else(|| c.name.as_ref().and_then(|n| n.str().ok()).map(|s| s.to_string()));
                 self.errors.push(ToolCallError {
                     code: f.code.as_str(),
                     message: f.message,
@@ -221,6 +229,14 @@ impl<'py> Pipeline<'_, 'py> {
             }
         }
         Ok(())
+    }
+
+    fn repeats_a_call(&self, name: Option<&str>, arguments: &Bound<'py, PyAny>) -> bool {
+        self.calls.iter().any(|call| {
+            call.source == "tool_calls"
+                && call.name.bind(self.py).to_str().ok() == name
+                && call.arguments.bind(self.py).eq(arguments).unwrap_or(false)
+        })
     }
 
     /// The checks in the order of the pipeline: function, name, arguments, tool, schema.
@@ -240,8 +256,13 @@ impl<'py> Pipeline<'_, 'py> {
         if let Some(error) = &c.unreadable {
             return Err(core_failure(error));
         }
+        // Looked up now, reported after the limits (the pipeline's order): a registry that will
+        // validate a dict under the same limits walks it once for both.
+        let tool = self.registry.map(|r| r.inner.get(name));
+        let registry_walks = matches!(tool, Some(Ok(_))) && self.registry.is_some_and(|r| *r.inner.limits() == self.limits_no_deadline());
         let (value, log) = match arguments {
             None => (PyDict::new(py).into_any(), Vec::new()),
+            Some(a) if a.is_instance_of::<PyDict>() && registry_walks => (a.clone(), Vec::new()),
             Some(a) if a.is_instance_of::<PyDict>() => {
                 let mut budget = Budget { bytes: self.limits.max_size, max_depth: self.limits.max_depth };
                 if let Err(v) = walk::<false>(a, 0, &String::new, &mut budget) {
@@ -257,11 +278,16 @@ impl<'py> Pipeline<'_, 'py> {
         if !value.is_instance_of::<PyDict>() {
             return Err(Failure::new(ErrorCode::Unparseable, format!("Arguments must be a JSON object, not {}", type_name(&value)), "send the arguments as one JSON object"));
         }
-        if let Some(registry) = self.registry {
-            let tool = registry.inner.get(name).map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
+        if let (Some(registry), Some(tool)) = (self.registry, tool) {
+            let tool = tool.map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
             self.validate(registry, &tool, &value, name)?;
         }
         Ok((value, log))
+    }
+
+    /// The limits without the repair deadline, as a registry holds them.
+    fn limits_no_deadline(&self) -> Limits {
+        Limits { timeout_ms: 0, ..self.limits }
     }
 
     /// JSON text arguments: orjson for valid text, the repair pass (when allowed) for the rest.
@@ -328,7 +354,9 @@ fn new_call_id() -> String {
     format!("call_{:016x}", KEY.get_or_init(RandomState::new).hash_one(n))
 }
 
-fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> Option<Bound<'py, PyAny>> {
+/// `d[key]` unless missing or None. Keys are interned once (`intern!`), so a lookup hashes no
+/// new string.
+fn get<'py>(d: &Bound<'py, PyDict>, key: &Bound<'py, PyString>) -> Option<Bound<'py, PyAny>> {
     d.get_item(key).ok().flatten().filter(|v| !v.is_none())
 }
 
@@ -339,12 +367,13 @@ fn int_of(v: Option<Bound<'_, PyAny>>) -> Option<usize> {
 /// The assistant message of a reply: Ollama's `message`, OpenAI's `choices[0].message` (or a
 /// stream chunk's `delta`), or the dict itself when it is a message.
 fn message_of<'py>(reply: &Bound<'py, PyDict>) -> Option<Bound<'py, PyDict>> {
-    if let Some(choices) = get(reply, "choices") {
+    let py = reply.py();
+    if let Some(choices) = get(reply, intern!(py, "choices")) {
         let first = choices.cast::<PyList>().ok()?.get_item(0).ok()?;
         let first = first.cast::<PyDict>().ok()?;
-        return get(first, "message").or_else(|| get(first, "delta")).and_then(|m| m.cast_into::<PyDict>().ok());
+        return get(first, intern!(py, "message")).or_else(|| get(first, intern!(py, "delta"))).and_then(|m| m.cast_into::<PyDict>().ok());
     }
-    if let Some(message) = get(reply, "message") {
+    if let Some(message) = get(reply, intern!(py, "message")) {
         return message.cast_into::<PyDict>().ok();
     }
     Some(reply.clone())
@@ -356,7 +385,7 @@ enum Reply<'py> {
     Text(String),
 }
 
-fn read_reply<'py>(py: Python<'py>, body: &Bound<'py, PyAny>) -> PyResult<Reply<'py>> {
+fn read_reply<'py>(py: Python<'py>, body: &Bound<'py, PyAny>, limits: &Limits) -> PyResult<Reply<'py>> {
     if let Ok(d) = body.cast::<PyDict>() {
         return Ok(Reply::Json(d.clone()));
     }
@@ -365,9 +394,69 @@ fn read_reply<'py>(py: Python<'py>, body: &Bound<'py, PyAny>) -> PyResult<Reply<
             return Ok(Reply::Json(d));
         }
     }
-    // Not a JSON reply: the text a model wrote (a raw completion, or content copied out).
     let bytes = input_bytes(body)?;
-    Ok(Reply::Text(String::from_utf8_lossy(&bytes).into_owned()))
+    let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
+    if text.len() != bytes.len() {
+        if let Some(Ok(d)) = orjson_loads(py, PyBytes::new(py, text).as_any())?.map(|v| v.cast_into::<PyDict>()) {
+            return Ok(Reply::Json(d));
+        }
+    }
+    if let Some(merged) = streamed_message(py, text)? {
+        return Ok(Reply::Json(merged));
+    }
+    // A reply cut off or broken on the way: mended like arguments, if it then reads as a reply.
+    if text.trim_ascii_start().starts_with(b"{") {
+        if let Ok(repaired) = toolmend_core::repair(text, limits) {
+            let parsed = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() }.python_parse(py, repaired.json.as_bytes());
+            if let Ok(Ok(d)) = parsed.map(|v| v.cast_into::<PyDict>()) {
+                let py_keys = [intern!(py, "message"), intern!(py, "choices"), intern!(py, "tool_calls")];
+                if py_keys.iter().any(|k| d.contains(k).unwrap_or(false)) {
+                    return Ok(Reply::Json(d));
+                }
+            }
+        }
+    }
+    // Not a JSON reply: the text a model wrote (a raw completion, or content copied out).
+    Ok(Reply::Text(String::from_utf8_lossy(text).into_owned()))
+}
+
+/// Ollama's streamed reply (one JSON object per line, its default) as one message: the content
+/// of every line joined and the tool calls of every line in order. None when the text is not
+/// such a stream. A last line cut off mid-object is left out.
+fn streamed_message<'py>(py: Python<'py>, text: &[u8]) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').map(<[u8]>::trim_ascii).filter(|l| !l.is_empty()).collect();
+    if lines.len() < 2 || !lines[0].starts_with(b"{") {
+        return Ok(None);
+    }
+    let mut content = String::new();
+    let tool_calls = PyList::empty(py);
+    for (i, line) in lines.iter().enumerate() {
+        let parsed = orjson_loads(py, PyBytes::new(py, line).as_any())?.and_then(|v| v.cast_into::<PyDict>().ok());
+        let Some(chunk) = parsed else {
+            if i + 1 == lines.len() {
+                break;
+            }
+            return Ok(None);
+        };
+        let Some(message) = message_of(&chunk).filter(|_| chunk.contains(intern!(py, "message")).unwrap_or(false)) else {
+            continue;
+        };
+        if let Some(c) = get(&message, intern!(py, "content")).and_then(|c| c.cast_into::<PyString>().ok()) {
+            content.push_str(c.to_str()?);
+        }
+        if let Some(calls) = get(&message, intern!(py, "tool_calls")).and_then(|c| c.cast_into::<PyList>().ok()) {
+            for call in calls.iter() {
+                tool_calls.append(call)?;
+            }
+        }
+    }
+    let message = PyDict::new(py);
+    message.set_item("role", "assistant")?;
+    message.set_item("content", content)?;
+    message.set_item("tool_calls", tool_calls)?;
+    let reply = PyDict::new(py);
+    reply.set_item("message", message)?;
+    Ok(Some(reply))
 }
 
 /// Turns a model's reply into checked tool calls; see the Python docstring.
@@ -386,30 +475,30 @@ pub fn parse_response<'py>(
 ) -> PyResult<ParseResult> {
     let limits = Limits { max_size, max_depth, timeout_ms };
     let mut pipeline = Pipeline { py, registry: registry.as_deref(), limits, repair, calls: Vec::new(), errors: Vec::new() };
-    let (message, content) = match read_reply(py, body)? {
+    let (message, content) = match read_reply(py, body, &limits)? {
         Reply::Json(reply) => {
             let message = message_of(&reply);
-            let content = message.as_ref().and_then(|m| get(m, "content")).and_then(|c| c.cast_into::<PyString>().ok()).map(|c| c.to_str().map(str::to_owned)).transpose()?;
+            let content = message.as_ref().and_then(|m| get(m, intern!(py, "content"))).and_then(|c| c.cast_into::<PyString>().ok()).map(|c| c.to_str().map(str::to_owned)).transpose()?;
             (message, content)
         }
         Reply::Text(text) => (None, Some(text)),
     };
     let mut next_index = 0;
-    if let Some(tool_calls) = message.as_ref().and_then(|m| get(m, "tool_calls")) {
+    if let Some(tool_calls) = message.as_ref().and_then(|m| get(m, intern!(py, "tool_calls"))) {
         let entries: Vec<Bound<'py, PyAny>> = match tool_calls.cast::<PyList>() {
             Ok(list) => list.iter().collect(),
             Err(_) => vec![tool_calls],
         };
         for (position, entry) in entries.into_iter().enumerate() {
             let entry = entry.cast_into::<PyDict>().ok();
-            let function = entry.as_ref().and_then(|e| get(e, "function")).and_then(|f| f.cast_into::<PyDict>().ok());
-            let index = int_of(function.as_ref().and_then(|f| get(f, "index"))).or_else(|| int_of(entry.as_ref().and_then(|e| get(e, "index")))).unwrap_or(position);
+            let function = entry.as_ref().and_then(|e| get(e, intern!(py, "function"))).and_then(|f| f.cast_into::<PyDict>().ok());
+            let index = int_of(function.as_ref().and_then(|f| get(f, intern!(py, "index")))).or_else(|| int_of(entry.as_ref().and_then(|e| get(e, intern!(py, "index"))))).unwrap_or(position);
             next_index = next_index.max(index + 1);
-            let id = entry.as_ref().and_then(|e| get(e, "id")).and_then(|id| id.str().ok()).map(|s| s.to_string());
+            let id = entry.as_ref().and_then(|e| get(e, intern!(py, "id"))).and_then(|id| id.str().ok());
             pipeline.run(Candidate {
                 id,
-                name: function.as_ref().and_then(|f| get(f, "name")),
-                arguments: function.as_ref().map(|f| get(f, "arguments")),
+                name: function.as_ref().and_then(|f| get(f, intern!(py, "name"))),
+                arguments: function.as_ref().map(|f| get(f, intern!(py, "arguments"))),
                 index,
                 source: "tool_calls",
                 log: Vec::new(),
@@ -430,7 +519,7 @@ pub fn parse_response<'py>(
             for (i, call) in found.calls.into_iter().enumerate() {
                 let FoundCall { name, arguments, id, repairs, error, format, .. } = call;
                 pipeline.run(Candidate {
-                    id,
+                    id: id.map(|id| PyString::new(py, &id)),
                     name: name.map(|n| PyString::new(py, &n).into_any()),
                     arguments: Some(arguments.map(|a| PyString::new(py, &a).into_any())),
                     index: next_index + i,

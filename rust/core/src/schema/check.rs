@@ -342,6 +342,27 @@ pub fn compile<F: jsonschema::json::Json>(schema: &Value) -> Result<jsonschema::
 /// A chain of in-place applicators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/
 /// `else`) that comes back to where it started without descending into the instance.
 /// Returns the pointer of a schema on the cycle.
+/// `%XX` escapes decoded (a malformed one is kept as written).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn ref_cycle(root: &Value) -> Option<String> {
     // Edges between schema locations through in-place applicators only.
     let mut edges: HashMap<String, Vec<String>> = HashMap::new();
@@ -354,7 +375,8 @@ fn ref_cycle(root: &Value) -> Option<String> {
             match key.as_str() {
                 "$ref" => {
                     if let Some(target) = value.as_str().and_then(|r| r.strip_prefix('#')) {
-                        out.push(target.to_string());
+                        // A fragment is a percent-encoded pointer: "#/$defs/a%25b" is "/$defs/a%b".
+                        out.push(percent_decode(target));
                     }
                 }
                 "allOf" | "anyOf" | "oneOf" => {
