@@ -22,7 +22,6 @@ are left out.
 
 from __future__ import annotations
 
-import importlib
 from functools import cache, partial
 from typing import Any, Callable
 
@@ -30,6 +29,7 @@ import orjson
 import pytest
 
 import toolmend
+from toolmend.bench import optional_module
 
 # ---- schemas and instances ---------------------------------------------------------------------
 
@@ -176,16 +176,9 @@ BYTES = {name: (orjson.dumps(valid), orjson.dumps(invalid)) for name, (_, valid,
 # ---- peers -------------------------------------------------------------------------------------
 
 
-def _optional(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
-
-
-jsonschema_rs = _optional("jsonschema_rs")
-fastjsonschema = _optional("fastjsonschema")
-jsonschema = _optional("jsonschema")
+jsonschema_rs = optional_module("jsonschema_rs")
+fastjsonschema = optional_module("fastjsonschema")
+jsonschema = optional_module("jsonschema")
 
 
 @cache

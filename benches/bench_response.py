@@ -29,7 +29,6 @@ bench times working code doing like work.
 
 from __future__ import annotations
 
-import importlib
 from functools import cache, partial
 from typing import Any, Callable
 
@@ -37,6 +36,7 @@ import orjson
 import pytest
 
 import toolmend
+from toolmend.bench import optional_module
 
 # ---- tools -------------------------------------------------------------------------------------
 
@@ -201,14 +201,7 @@ for _n in COUNTS:
 # ---- peers -------------------------------------------------------------------------------------
 
 
-def _optional(module: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
-
-
-jsonschema_rs = _optional("jsonschema_rs")
+jsonschema_rs = optional_module("jsonschema_rs")
 
 
 @cache

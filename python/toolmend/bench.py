@@ -230,6 +230,14 @@ def skip_reason(peer: str, case: Case) -> str | None:
     return None
 
 
+def optional_module(name: str) -> Any:
+    """The module, or None when that peer is not installed (a bench leaves it out)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
 def peers() -> dict[str, Callable[[Case], Any]]:
     """The repair functions measured, by name; peers that are not installed are left out."""
     found: dict[str, Callable[[Case], Any]] = {

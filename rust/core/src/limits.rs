@@ -54,7 +54,10 @@ impl Limits {
 pub fn exceeds_depth(json: &[u8], max_depth: usize) -> bool {
     // Fewer opening brackets than the limit cannot nest deeper. memchr2 jumps between brackets
     // (SIMD) and stops at the limit, so string-heavy arguments cost a fraction of a byte each.
-    if memchr::memchr2_iter(b'{', b'[', json).nth(max_depth).is_none() {
+    if memchr::memchr2_iter(b'{', b'[', json)
+        .nth(max_depth)
+        .is_none()
+    {
         return false;
     }
     // Only the bytes between strings can hold structure, so jump from quote to quote (SIMD) and

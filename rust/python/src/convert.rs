@@ -66,7 +66,10 @@ pub struct Repair {
 
 impl From<&toolmend_core::Repair> for Repair {
     fn from(r: &toolmend_core::Repair) -> Self {
-        Repair { kind: r.kind, position: r.position }
+        Repair {
+            kind: r.kind,
+            position: r.position,
+        }
     }
 }
 
@@ -268,8 +271,13 @@ pub fn repair(
 static ORJSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// orjson.loads(text): the value, or None when orjson refuses the text as not JSON.
-pub(crate) fn orjson_loads<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let loads = ORJSON_LOADS.get_or_try_init(py, || py.import("orjson")?.getattr("loads").map(Bound::unbind))?;
+pub(crate) fn orjson_loads<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let loads = ORJSON_LOADS.get_or_try_init(py, || {
+        py.import("orjson")?.getattr("loads").map(Bound::unbind)
+    })?;
     match loads.bind(py).call1((text,)) {
         Ok(value) => Ok(Some(value)),
         Err(e) if e.is_instance_of::<PyValueError>(py) => Ok(None),

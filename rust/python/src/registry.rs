@@ -343,7 +343,9 @@ impl PyToolRegistry {
             // Small valid arguments: built into Python objects once (orjson), checked in place.
             let small = bytes.len() < RELEASE_GIL_AT && bytes.len() <= limits.max_size;
             if small && !exceeds_depth(&bytes, limits.max_depth) {
-                if let (Some(validator), Some(value)) = (in_place_validator(tool), orjson_loads(py, args)?) {
+                if let (Some(validator), Some(value)) =
+                    (in_place_validator(tool), orjson_loads(py, args)?)
+                {
                     if validator.is_valid(value.as_borrowed()) {
                         return Ok(Ok(value.unbind()));
                     }
@@ -351,16 +353,27 @@ impl PyToolRegistry {
             }
             let tool = Arc::clone(tool);
             let work = || tool.validate_json(&bytes, &limits).map(drop);
-            let checked = if bytes.len() >= RELEASE_GIL_AT { py.detach(work) } else { work() };
+            let checked = if bytes.len() >= RELEASE_GIL_AT {
+                py.detach(work)
+            } else {
+                work()
+            };
             return Ok(match checked {
                 Ok(()) => Ok(parse_python(py, &bytes)
-                    .map_err(|()| pyo3::exceptions::PyValueError::new_err("valid JSON that Python cannot hold"))?
+                    .map_err(|()| {
+                        pyo3::exceptions::PyValueError::new_err(
+                            "valid JSON that Python cannot hold",
+                        )
+                    })?
                     .unbind()),
                 Err(errors) => Err(errors),
             });
         }
         // Limits first, without copying; then small arguments are checked in place.
-        let mut budget = Budget { bytes: limits.max_size, max_depth: limits.max_depth };
+        let mut budget = Budget {
+            bytes: limits.max_size,
+            max_depth: limits.max_depth,
+        };
         if let Err(violation) = walk::<false>(args, 0, &String::new, &mut budget) {
             return Ok(Err(vec![violation]));
         }
@@ -373,17 +386,26 @@ impl PyToolRegistry {
             }
         }
         // Large or invalid: converted once, validated (GIL released when large), errors mapped.
-        let mut budget = Budget { bytes: limits.max_size, max_depth: limits.max_depth };
+        let mut budget = Budget {
+            bytes: limits.max_size,
+            max_depth: limits.max_depth,
+        };
         let value = match walk::<true>(args, 0, &String::new, &mut budget) {
             Ok(v) => v,
             Err(violation) => return Ok(Err(vec![violation])),
         };
         let tool = Arc::clone(tool);
         let work = || tool.validate_value(&value);
-        Ok(match if size >= RELEASE_GIL_AT { py.detach(work) } else { work() } {
-            Ok(()) => Ok(args.clone().unbind()),
-            Err(errors) => Err(errors),
-        })
+        Ok(
+            match if size >= RELEASE_GIL_AT {
+                py.detach(work)
+            } else {
+                work()
+            } {
+                Ok(()) => Ok(args.clone().unbind()),
+                Err(errors) => Err(errors),
+            },
+        )
     }
 }
 
@@ -392,17 +414,25 @@ type InPlace = Option<jsonschema::Validator<jsonschema::json::Pyo3>>;
 /// The tool's validator over Python objects, compiled on first use with the core's options;
 /// None if it cannot be built, and then the serde path does all the work.
 fn in_place_validator(tool: &Tool) -> Option<&jsonschema::Validator<jsonschema::json::Pyo3>> {
-    tool.companion::<InPlace>(|schema| compile_for(schema).ok()).and_then(Option::as_ref)
+    tool.companion::<InPlace>(|schema| compile_for(schema).ok())
+        .and_then(Option::as_ref)
 }
 
 fn parse_python<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Bound<'py, PyAny>, ()> {
-    PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() }.python_parse(py, bytes).map_err(drop)
+    PythonParse {
+        cache_mode: StringCacheMode::Keys,
+        ..Default::default()
+    }
+    .python_parse(py, bytes)
+    .map_err(drop)
 }
 
 /// JSON text arguments (str, bytes, bytearray) as bytes, borrowed where they can be; None for
 /// anything else (a dict, say).
 fn text_bytes<'a>(args: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'a, [u8]>>> {
-    let is_text = args.is_instance_of::<PyString>() || args.is_instance_of::<PyBytes>() || args.is_instance_of::<PyByteArray>();
+    let is_text = args.is_instance_of::<PyString>()
+        || args.is_instance_of::<PyBytes>()
+        || args.is_instance_of::<PyByteArray>();
     if is_text {
         input_bytes(args).map(Some)
     } else {
@@ -462,9 +492,15 @@ pub(crate) fn walk<const BUILD: bool>(
         return Ok(Value::Bool(b.is_true()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        let text = s.to_str().map_err(|_| not_json(&path(), "a string with lone surrogates"))?;
+        let text = s
+            .to_str()
+            .map_err(|_| not_json(&path(), "a string with lone surrogates"))?;
         spend(text.len() + 2, budget)?;
-        return Ok(if BUILD { Value::String(text.to_owned()) } else { Value::Null });
+        return Ok(if BUILD {
+            Value::String(text.to_owned())
+        } else {
+            Value::Null
+        });
     }
     if obj.is_instance_of::<PyInt>() {
         spend(8, budget)?;
@@ -474,18 +510,27 @@ pub(crate) fn walk<const BUILD: bool>(
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Value::Number(u.into()));
         }
-        let f: f64 = obj.extract().map_err(|_| not_json(&path(), "an integer too large"))?;
-        return Number::from_f64(f).map(Value::Number).ok_or_else(|| not_json(&path(), "an integer too large"));
+        let f: f64 = obj
+            .extract()
+            .map_err(|_| not_json(&path(), "an integer too large"))?;
+        return Number::from_f64(f)
+            .map(Value::Number)
+            .ok_or_else(|| not_json(&path(), "an integer too large"));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         spend(8, budget)?;
-        return Number::from_f64(f.value()).map(Value::Number).ok_or_else(|| not_json(&path(), "NaN or infinity"));
+        return Number::from_f64(f.value())
+            .map(Value::Number)
+            .ok_or_else(|| not_json(&path(), "NaN or infinity"));
     }
     if depth >= budget.max_depth {
         return Err(Violation {
             path: path(),
             code: ErrorCode::TooDeepOrTimeout,
-            message: format!("Arguments nest deeper than the depth limit of {}", budget.max_depth),
+            message: format!(
+                "Arguments nest deeper than the depth limit of {}",
+                budget.max_depth
+            ),
             expected: None,
             actual: None,
             suggestion: "flatten the arguments".into(),
@@ -494,8 +539,12 @@ pub(crate) fn walk<const BUILD: bool>(
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = Map::with_capacity(if BUILD { d.len() } else { 0 });
         for (k, v) in d.iter() {
-            let key = k.cast::<PyString>().map_err(|_| not_json(&path(), "a key that is not a string"))?;
-            let key = key.to_str().map_err(|_| not_json(&path(), "a key with lone surrogates"))?;
+            let key = k
+                .cast::<PyString>()
+                .map_err(|_| not_json(&path(), "a key that is not a string"))?;
+            let key = key
+                .to_str()
+                .map_err(|_| not_json(&path(), "a key with lone surrogates"))?;
             spend(key.len() + 3, budget)?;
             // The pointer is only built when an error reports it.
             let child = || format!("{}/{}", path(), key.replace('~', "~0").replace('/', "~1"));
@@ -508,7 +557,11 @@ pub(crate) fn walk<const BUILD: bool>(
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let mut items = Vec::new();
-        for (i, item) in obj.try_iter().map_err(|_| not_json(&path(), "an array"))?.enumerate() {
+        for (i, item) in obj
+            .try_iter()
+            .map_err(|_| not_json(&path(), "an array"))?
+            .enumerate()
+        {
             let item = item.map_err(|_| not_json(&path(), "an array"))?;
             spend(1, budget)?;
             let child = || format!("{}/{i}", path());
@@ -519,7 +572,11 @@ pub(crate) fn walk<const BUILD: bool>(
         }
         return Ok(Value::Array(items));
     }
-    let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
+    let type_name = obj
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into());
     Err(not_json(&path(), &format!("a value of type {type_name}")))
 }
 

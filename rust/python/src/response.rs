@@ -29,9 +29,13 @@ fn raw_text(py: Python<'_>, raw: &Option<Py<PyAny>>) -> PyResult<Option<String>>
     if let Ok(s) = raw.cast::<PyString>() {
         return Ok(Some(s.to_str()?.to_owned()));
     }
-    let dumps = ORJSON_DUMPS.get_or_try_init(py, || py.import("orjson")?.getattr("dumps").map(Bound::unbind))?;
+    let dumps = ORJSON_DUMPS.get_or_try_init(py, || {
+        py.import("orjson")?.getattr("dumps").map(Bound::unbind)
+    })?;
     match dumps.bind(py).call1((raw,)) {
-        Ok(b) => Ok(Some(String::from_utf8_lossy(b.cast::<PyBytes>()?.as_bytes()).into_owned())),
+        Ok(b) => Ok(Some(
+            String::from_utf8_lossy(b.cast::<PyBytes>()?.as_bytes()).into_owned(),
+        )),
         Err(_) => Ok(Some(raw.repr()?.to_string())),
     }
 }
@@ -117,7 +121,10 @@ impl ToolCallError {
 
     fn __str__(&self) -> String {
         match &self.tool_name {
-            Some(name) => format!("[{}] call {} ({name}): {}", self.code, self.index, self.message),
+            Some(name) => format!(
+                "[{}] call {} ({name}): {}",
+                self.code, self.index, self.message
+            ),
             None => format!("[{}] call {}: {}", self.code, self.index, self.message),
         }
     }
@@ -164,7 +171,13 @@ struct Failure {
 
 impl Failure {
     fn new(code: ErrorCode, message: impl Into<String>, suggestion: &str) -> Self {
-        Failure { code, message: message.into(), position: None, validation: Vec::new(), suggestion: suggestion.into() }
+        Failure {
+            code,
+            message: message.into(),
+            position: None,
+            validation: Vec::new(),
+            suggestion: suggestion.into(),
+        }
     }
 }
 
@@ -205,8 +218,11 @@ impl<'py> Pipeline<'_, 'py> {
                 all.extend(log);
                 let py = self.py;
                 self.calls.push(ToolCall {
-                    id: c.id.map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
-                    name: py_name.map_or_else(|| PyString::new(py, "").unbind(), |n| n.clone().unbind()),
+                    id: c
+                        .id
+                        .map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
+                    name: py_name
+                        .map_or_else(|| PyString::new(py, "").unbind(), |n| n.clone().unbind()),
                     arguments: arguments.unbind(),
                     raw,
                     log: all,
@@ -215,7 +231,12 @@ impl<'py> Pipeline<'_, 'py> {
                 });
             }
             Err(f) => {
-                let tool_name = name.map(str::to_owned).or_else(|| c.name.as_ref().and_then(|n| n.str().ok()).map(|s| s.to_string()));
+                let tool_name = name.map(str::to_owned).or_else(|| {
+                    c.name
+                        .as_ref()
+                        .and_then(|n| n.str().ok())
+                        .map(|s| s.to_string())
+                });
                 self.errors.push(ToolCallError {
                     code: f.code.as_str(),
                     message: f.message,
@@ -240,46 +261,90 @@ impl<'py> Pipeline<'_, 'py> {
     }
 
     /// The checks in the order of the pipeline: function, name, arguments, tool, schema.
-    fn check(&self, c: &Candidate<'py>, name: Option<&str>) -> Result<(Bound<'py, PyAny>, Vec<toolmend_core::Repair>), Failure> {
+    fn check(
+        &self,
+        c: &Candidate<'py>,
+        name: Option<&str>,
+    ) -> Result<(Bound<'py, PyAny>, Vec<toolmend_core::Repair>), Failure> {
         let py = self.py;
         let Some(arguments) = &c.arguments else {
-            return Err(Failure::new(ErrorCode::MissingFunction, "Tool call has no function: a function with a name is required", "send each call as {\"function\": {\"name\": ..., \"arguments\": {...}}}"));
+            return Err(Failure::new(
+                ErrorCode::MissingFunction,
+                "Tool call has no function: a function with a name is required",
+                "send each call as {\"function\": {\"name\": ..., \"arguments\": {...}}}",
+            ));
         };
         let name = match (name, &c.name) {
             (Some(n), _) => n,
             (None, Some(other)) if !other.is_none() => {
-                return Err(Failure::new(ErrorCode::InvalidName, format!("Function name must be a string, not {}", type_name(other)), "give the tool's name as a string"));
+                return Err(Failure::new(
+                    ErrorCode::InvalidName,
+                    format!("Function name must be a string, not {}", type_name(other)),
+                    "give the tool's name as a string",
+                ));
             }
-            (None, _) => return Err(Failure::new(ErrorCode::EmptyName, "Function name is required: the call has no name", "name the tool to call")),
+            (None, _) => {
+                return Err(Failure::new(
+                    ErrorCode::EmptyName,
+                    "Function name is required: the call has no name",
+                    "name the tool to call",
+                ))
+            }
         };
-        check_name(name).map_err(|(code, message)| Failure::new(code, message, "use the tool's name exactly as it was declared"))?;
+        check_name(name).map_err(|(code, message)| {
+            Failure::new(
+                code,
+                message,
+                "use the tool's name exactly as it was declared",
+            )
+        })?;
         if let Some(error) = &c.unreadable {
             return Err(core_failure(error));
         }
         // Looked up now, reported after the limits (the pipeline's order): a registry that will
         // validate a dict under the same limits walks it once for both.
         let tool = self.registry.map(|r| r.inner.get(name));
-        let registry_walks = matches!(tool, Some(Ok(_))) && self.registry.is_some_and(|r| *r.inner.limits() == self.limits_no_deadline());
+        let registry_walks = matches!(tool, Some(Ok(_)))
+            && self
+                .registry
+                .is_some_and(|r| *r.inner.limits() == self.limits_no_deadline());
         let (value, log) = match arguments {
             None => (PyDict::new(py).into_any(), Vec::new()),
             Some(a) if a.is_instance_of::<PyDict>() && registry_walks => (a.clone(), Vec::new()),
             Some(a) if a.is_instance_of::<PyDict>() => {
-                let mut budget = Budget { bytes: self.limits.max_size, max_depth: self.limits.max_depth };
+                let mut budget = Budget {
+                    bytes: self.limits.max_size,
+                    max_depth: self.limits.max_depth,
+                };
                 if let Err(v) = walk::<false>(a, 0, &String::new, &mut budget) {
-                    return Err(Failure { position: None, ..Failure::new(v.code, v.message, &v.suggestion) });
+                    return Err(Failure {
+                        position: None,
+                        ..Failure::new(v.code, v.message, &v.suggestion)
+                    });
                 }
                 (a.clone(), Vec::new())
             }
-            Some(a) if a.is_instance_of::<PyString>() || a.is_instance_of::<PyBytes>() => self.parse_arguments(a)?,
+            Some(a) if a.is_instance_of::<PyString>() || a.is_instance_of::<PyBytes>() => {
+                self.parse_arguments(a)?
+            }
             Some(a) => {
-                return Err(Failure::new(ErrorCode::Unparseable, format!("Arguments must be a JSON object, not {}", type_name(a)), "send the arguments as one JSON object"));
+                return Err(Failure::new(
+                    ErrorCode::Unparseable,
+                    format!("Arguments must be a JSON object, not {}", type_name(a)),
+                    "send the arguments as one JSON object",
+                ));
             }
         };
         if !value.is_instance_of::<PyDict>() {
-            return Err(Failure::new(ErrorCode::Unparseable, format!("Arguments must be a JSON object, not {}", type_name(&value)), "send the arguments as one JSON object"));
+            return Err(Failure::new(
+                ErrorCode::Unparseable,
+                format!("Arguments must be a JSON object, not {}", type_name(&value)),
+                "send the arguments as one JSON object",
+            ));
         }
         if let (Some(registry), Some(tool)) = (self.registry, tool) {
-            let tool = tool.map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
+            let tool = tool
+                .map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
             self.validate(registry, &tool, &value, name)?;
         }
         Ok((value, log))
@@ -287,18 +352,30 @@ impl<'py> Pipeline<'_, 'py> {
 
     /// The limits without the repair deadline, as a registry holds them.
     fn limits_no_deadline(&self) -> Limits {
-        Limits { timeout_ms: 0, ..self.limits }
+        Limits {
+            timeout_ms: 0,
+            ..self.limits
+        }
     }
 
     /// JSON text arguments: orjson for valid text, the repair pass (when allowed) for the rest.
-    fn parse_arguments(&self, text: &Bound<'py, PyAny>) -> Result<(Bound<'py, PyAny>, Vec<toolmend_core::Repair>), Failure> {
+    fn parse_arguments(
+        &self,
+        text: &Bound<'py, PyAny>,
+    ) -> Result<(Bound<'py, PyAny>, Vec<toolmend_core::Repair>), Failure> {
         let py = self.py;
-        let bytes = input_bytes(text).map_err(|e| Failure::new(ErrorCode::Unparseable, e.to_string(), ""))?;
+        let bytes = input_bytes(text)
+            .map_err(|e| Failure::new(ErrorCode::Unparseable, e.to_string(), ""))?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             // OpenAI-compatible servers send "" for a call without arguments.
             return Ok((PyDict::new(py).into_any(), Vec::new()));
         }
-        if bytes.len() <= self.limits.max_size && !toolmend_core::limits::exceeds_depth(&bytes, self.limits.max_depth.min(crate::convert::LOADS_MAX_DEPTH)) {
+        if bytes.len() <= self.limits.max_size
+            && !toolmend_core::limits::exceeds_depth(
+                &bytes,
+                self.limits.max_depth.min(crate::convert::LOADS_MAX_DEPTH),
+            )
+        {
             if let Ok(Some(value)) = orjson_loads(py, text) {
                 return Ok((value, Vec::new()));
             }
@@ -306,16 +383,36 @@ impl<'py> Pipeline<'_, 'py> {
         let outcome = if self.repair {
             toolmend_core::repair(&bytes, &self.limits).map(|r| (r.json.into_owned(), r.repairs))
         } else {
-            toolmend_core::validate(&bytes, &self.limits).map(|()| (String::from_utf8_lossy(&bytes).into_owned(), Vec::new()))
+            toolmend_core::validate(&bytes, &self.limits)
+                .map(|()| (String::from_utf8_lossy(&bytes).into_owned(), Vec::new()))
         };
         let (json, log) = outcome.map_err(|e| core_failure(&e))?;
-        let value = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() }
-            .python_parse(py, json.as_bytes())
-            .map_err(|e| Failure { position: Some(e.index), ..Failure::new(ErrorCode::TooDeepOrTimeout, format!("Arguments cannot be built as Python objects: {}", e.error_type), "flatten the arguments") })?;
+        let value = PythonParse {
+            cache_mode: StringCacheMode::Keys,
+            ..Default::default()
+        }
+        .python_parse(py, json.as_bytes())
+        .map_err(|e| Failure {
+            position: Some(e.index),
+            ..Failure::new(
+                ErrorCode::TooDeepOrTimeout,
+                format!(
+                    "Arguments cannot be built as Python objects: {}",
+                    e.error_type
+                ),
+                "flatten the arguments",
+            )
+        })?;
         Ok((value, log))
     }
 
-    fn validate(&self, registry: &PyToolRegistry, tool: &Arc<Tool>, value: &Bound<'py, PyAny>, name: &str) -> Result<(), Failure> {
+    fn validate(
+        &self,
+        registry: &PyToolRegistry,
+        tool: &Arc<Tool>,
+        value: &Bound<'py, PyAny>,
+        name: &str,
+    ) -> Result<(), Failure> {
         match registry.check(self.py, tool, value) {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(violations)) => {
@@ -328,7 +425,10 @@ impl<'py> Pipeline<'_, 'py> {
                     violations[0].message
                 );
                 let suggestion = violations[0].suggestion.clone();
-                Err(Failure { validation: violations.into_iter().map(FieldError::from).collect(), ..Failure::new(first, message, &suggestion) })
+                Err(Failure {
+                    validation: violations.into_iter().map(FieldError::from).collect(),
+                    ..Failure::new(first, message, &suggestion)
+                })
             }
             Err(e) => Err(Failure::new(ErrorCode::CallConstruction, e.to_string(), "")),
         }
@@ -336,14 +436,24 @@ impl<'py> Pipeline<'_, 'py> {
 }
 
 fn core_failure(e: &toolmend_core::Error) -> Failure {
-    Failure { position: Some(e.position), ..Failure::new(e.code(), format!("Arguments could not be parsed: {e}"), e.suggestion()) }
+    Failure {
+        position: Some(e.position),
+        ..Failure::new(
+            e.code(),
+            format!("Arguments could not be parsed: {e}"),
+            e.suggestion(),
+        )
+    }
 }
 
 fn type_name(v: &Bound<'_, PyAny>) -> String {
     if v.is_none() {
         return "null".into();
     }
-    v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into())
+    v.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
 }
 
 /// "call_" and 16 hex digits, unique in the process (a counter mixed with a per-process key).
@@ -351,7 +461,10 @@ fn new_call_id() -> String {
     static KEY: OnceLock<RandomState> = OnceLock::new();
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!("call_{:016x}", KEY.get_or_init(RandomState::new).hash_one(n))
+    format!(
+        "call_{:016x}",
+        KEY.get_or_init(RandomState::new).hash_one(n)
+    )
 }
 
 /// `d[key]` unless missing or None. Keys are interned once (`intern!`), so a lookup hashes no
@@ -361,7 +474,8 @@ fn get<'py>(d: &Bound<'py, PyDict>, key: &Bound<'py, PyString>) -> Option<Bound<
 }
 
 fn int_of(v: Option<Bound<'_, PyAny>>) -> Option<usize> {
-    v.filter(|v| v.is_instance_of::<PyInt>()).and_then(|v| v.extract::<usize>().ok())
+    v.filter(|v| v.is_instance_of::<PyInt>())
+        .and_then(|v| v.extract::<usize>().ok())
 }
 
 /// The assistant message of a reply: Ollama's `message`, OpenAI's `choices[0].message` (or a
@@ -371,7 +485,9 @@ fn message_of<'py>(reply: &Bound<'py, PyDict>) -> Option<Bound<'py, PyDict>> {
     if let Some(choices) = get(reply, intern!(py, "choices")) {
         let first = choices.cast::<PyList>().ok()?.get_item(0).ok()?;
         let first = first.cast::<PyDict>().ok()?;
-        return get(first, intern!(py, "message")).or_else(|| get(first, intern!(py, "delta"))).and_then(|m| m.cast_into::<PyDict>().ok());
+        return get(first, intern!(py, "message"))
+            .or_else(|| get(first, intern!(py, "delta")))
+            .and_then(|m| m.cast_into::<PyDict>().ok());
     }
     if let Some(message) = get(reply, intern!(py, "message")) {
         return message.cast_into::<PyDict>().ok();
@@ -385,7 +501,11 @@ enum Reply<'py> {
     Text(String),
 }
 
-fn read_reply<'py>(py: Python<'py>, body: &Bound<'py, PyAny>, limits: &Limits) -> PyResult<Reply<'py>> {
+fn read_reply<'py>(
+    py: Python<'py>,
+    body: &Bound<'py, PyAny>,
+    limits: &Limits,
+) -> PyResult<Reply<'py>> {
     if let Ok(d) = body.cast::<PyDict>() {
         return Ok(Reply::Json(d.clone()));
     }
@@ -397,7 +517,9 @@ fn read_reply<'py>(py: Python<'py>, body: &Bound<'py, PyAny>, limits: &Limits) -
     let bytes = input_bytes(body)?;
     let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&bytes);
     if text.len() != bytes.len() {
-        if let Some(Ok(d)) = orjson_loads(py, PyBytes::new(py, text).as_any())?.map(|v| v.cast_into::<PyDict>()) {
+        if let Some(Ok(d)) =
+            orjson_loads(py, PyBytes::new(py, text).as_any())?.map(|v| v.cast_into::<PyDict>())
+        {
             return Ok(Reply::Json(d));
         }
     }
@@ -407,9 +529,17 @@ fn read_reply<'py>(py: Python<'py>, body: &Bound<'py, PyAny>, limits: &Limits) -
     // A reply cut off or broken on the way: mended like arguments, if it then reads as a reply.
     if text.trim_ascii_start().starts_with(b"{") {
         if let Ok(repaired) = toolmend_core::repair(text, limits) {
-            let parsed = PythonParse { cache_mode: StringCacheMode::Keys, ..Default::default() }.python_parse(py, repaired.json.as_bytes());
+            let parsed = PythonParse {
+                cache_mode: StringCacheMode::Keys,
+                ..Default::default()
+            }
+            .python_parse(py, repaired.json.as_bytes());
             if let Ok(Ok(d)) = parsed.map(|v| v.cast_into::<PyDict>()) {
-                let py_keys = [intern!(py, "message"), intern!(py, "choices"), intern!(py, "tool_calls")];
+                let py_keys = [
+                    intern!(py, "message"),
+                    intern!(py, "choices"),
+                    intern!(py, "tool_calls"),
+                ];
                 if py_keys.iter().any(|k| d.contains(k).unwrap_or(false)) {
                     return Ok(Reply::Json(d));
                 }
@@ -424,27 +554,38 @@ fn read_reply<'py>(py: Python<'py>, body: &Bound<'py, PyAny>, limits: &Limits) -
 /// of every line joined and the tool calls of every line in order. None when the text is not
 /// such a stream. A last line cut off mid-object is left out.
 fn streamed_message<'py>(py: Python<'py>, text: &[u8]) -> PyResult<Option<Bound<'py, PyDict>>> {
-    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').map(<[u8]>::trim_ascii).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&[u8]> = text
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty())
+        .collect();
     if lines.len() < 2 || !lines[0].starts_with(b"{") {
         return Ok(None);
     }
     let mut content = String::new();
     let tool_calls = PyList::empty(py);
     for (i, line) in lines.iter().enumerate() {
-        let parsed = orjson_loads(py, PyBytes::new(py, line).as_any())?.and_then(|v| v.cast_into::<PyDict>().ok());
+        let parsed = orjson_loads(py, PyBytes::new(py, line).as_any())?
+            .and_then(|v| v.cast_into::<PyDict>().ok());
         let Some(chunk) = parsed else {
             if i + 1 == lines.len() {
                 break;
             }
             return Ok(None);
         };
-        let Some(message) = message_of(&chunk).filter(|_| chunk.contains(intern!(py, "message")).unwrap_or(false)) else {
+        let Some(message) =
+            message_of(&chunk).filter(|_| chunk.contains(intern!(py, "message")).unwrap_or(false))
+        else {
             continue;
         };
-        if let Some(c) = get(&message, intern!(py, "content")).and_then(|c| c.cast_into::<PyString>().ok()) {
+        if let Some(c) =
+            get(&message, intern!(py, "content")).and_then(|c| c.cast_into::<PyString>().ok())
+        {
             content.push_str(c.to_str()?);
         }
-        if let Some(calls) = get(&message, intern!(py, "tool_calls")).and_then(|c| c.cast_into::<PyList>().ok()) {
+        if let Some(calls) =
+            get(&message, intern!(py, "tool_calls")).and_then(|c| c.cast_into::<PyList>().ok())
+        {
             for call in calls.iter() {
                 tool_calls.append(call)?;
             }
@@ -473,28 +614,55 @@ pub fn parse_response<'py>(
     max_depth: usize,
     timeout_ms: u64,
 ) -> PyResult<ParseResult> {
-    let limits = Limits { max_size, max_depth, timeout_ms };
-    let mut pipeline = Pipeline { py, registry: registry.as_deref(), limits, repair, calls: Vec::new(), errors: Vec::new() };
+    let limits = Limits {
+        max_size,
+        max_depth,
+        timeout_ms,
+    };
+    let mut pipeline = Pipeline {
+        py,
+        registry: registry.as_deref(),
+        limits,
+        repair,
+        calls: Vec::new(),
+        errors: Vec::new(),
+    };
     let (message, content) = match read_reply(py, body, &limits)? {
         Reply::Json(reply) => {
             let message = message_of(&reply);
-            let content = message.as_ref().and_then(|m| get(m, intern!(py, "content"))).and_then(|c| c.cast_into::<PyString>().ok()).map(|c| c.to_str().map(str::to_owned)).transpose()?;
+            let content = message
+                .as_ref()
+                .and_then(|m| get(m, intern!(py, "content")))
+                .and_then(|c| c.cast_into::<PyString>().ok())
+                .map(|c| c.to_str().map(str::to_owned))
+                .transpose()?;
             (message, content)
         }
         Reply::Text(text) => (None, Some(text)),
     };
     let mut next_index = 0;
-    if let Some(tool_calls) = message.as_ref().and_then(|m| get(m, intern!(py, "tool_calls"))) {
+    if let Some(tool_calls) = message
+        .as_ref()
+        .and_then(|m| get(m, intern!(py, "tool_calls")))
+    {
         let entries: Vec<Bound<'py, PyAny>> = match tool_calls.cast::<PyList>() {
             Ok(list) => list.iter().collect(),
             Err(_) => vec![tool_calls],
         };
         for (position, entry) in entries.into_iter().enumerate() {
             let entry = entry.cast_into::<PyDict>().ok();
-            let function = entry.as_ref().and_then(|e| get(e, intern!(py, "function"))).and_then(|f| f.cast_into::<PyDict>().ok());
-            let index = int_of(function.as_ref().and_then(|f| get(f, intern!(py, "index")))).or_else(|| int_of(entry.as_ref().and_then(|e| get(e, intern!(py, "index"))))).unwrap_or(position);
+            let function = entry
+                .as_ref()
+                .and_then(|e| get(e, intern!(py, "function")))
+                .and_then(|f| f.cast_into::<PyDict>().ok());
+            let index = int_of(function.as_ref().and_then(|f| get(f, intern!(py, "index"))))
+                .or_else(|| int_of(entry.as_ref().and_then(|e| get(e, intern!(py, "index")))))
+                .unwrap_or(position);
             next_index = next_index.max(index + 1);
-            let id = entry.as_ref().and_then(|e| get(e, intern!(py, "id"))).and_then(|id| id.str().ok());
+            let id = entry
+                .as_ref()
+                .and_then(|e| get(e, intern!(py, "id")))
+                .and_then(|id| id.str().ok());
             pipeline.run(Candidate {
                 id,
                 name: function.as_ref().and_then(|f| get(f, intern!(py, "name"))),
@@ -517,7 +685,15 @@ pub fn parse_response<'py>(
                 None => toolmend_core::extract::text_calls(&content, &limits, None),
             };
             for (i, call) in found.calls.into_iter().enumerate() {
-                let FoundCall { name, arguments, id, repairs, error, format, .. } = call;
+                let FoundCall {
+                    name,
+                    arguments,
+                    id,
+                    repairs,
+                    error,
+                    format,
+                    ..
+                } = call;
                 pipeline.run(Candidate {
                     id: id.map(|id| PyString::new(py, &id)),
                     name: name.map(|n| PyString::new(py, &n).into_any()),
@@ -535,5 +711,10 @@ pub fn parse_response<'py>(
     };
     let Pipeline { calls, errors, .. } = pipeline;
     let ok = errors.is_empty();
-    Ok(ParseResult { calls: PyTuple::new(py, calls)?.unbind(), errors: PyTuple::new(py, errors)?.unbind(), text, ok })
+    Ok(ParseResult {
+        calls: PyTuple::new(py, calls)?.unbind(),
+        errors: PyTuple::new(py, errors)?.unbind(),
+        text,
+        ok,
+    })
 }

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
 
-use super::shape::{calls_in_json, looks_pythonic, pythonic_calls, value_end, Context};
+use super::shape::{looks_pythonic, pythonic_calls, value_end, Context, JsonCalls};
 use super::{FoundCall, TextCalls};
 use crate::limits::Limits;
 
@@ -43,8 +43,18 @@ struct Format {
     body: Body,
 }
 
-const fn format(name: &'static str, open: &'static str, close: &'static [&'static str], body: Body) -> Format {
-    Format { name, open, close, body }
+const fn format(
+    name: &'static str,
+    open: &'static str,
+    close: &'static [&'static str],
+    body: Body,
+) -> Format {
+    Format {
+        name,
+        open,
+        close,
+        body,
+    }
 }
 
 const MARKED: Body = Body::Calls(Context::Marked);
@@ -53,26 +63,81 @@ const DEEPSEEK_END: &[&str] = &["<｜tool▁call▁end｜>", "<|tool▁call▁en
 static FORMATS: &[Format] = &[
     format("hermes", "<tool_call>", &["</tool_call>"], MARKED),
     format("granite", "<|tool_call|>", &[], MARKED),
-    format("granite_fc", "<function_call>", &["</function_call>"], MARKED),
+    format(
+        "granite_fc",
+        "<function_call>",
+        &["</function_call>"],
+        MARKED,
+    ),
     format("nemotron", "<TOOLCALL>", &["</TOOLCALL>"], MARKED),
-    format("mistral", "[TOOL_CALLS]", &["[/TOOL_CALLS]"], Body::MistralNamed),
-    format("llama3", "<|python_tag|>", &["<|eom_id|>", "<|eot_id|>"], MARKED),
+    format(
+        "mistral",
+        "[TOOL_CALLS]",
+        &["[/TOOL_CALLS]"],
+        Body::MistralNamed,
+    ),
+    format(
+        "llama3",
+        "<|python_tag|>",
+        &["<|eom_id|>", "<|eot_id|>"],
+        MARKED,
+    ),
     format("phi4", "functools", &[], MARKED),
-    format("deepseek", "<｜tool▁call▁begin｜>", DEEPSEEK_END, Body::DeepSeek),
-    format("deepseek", "<|tool▁call▁begin|>", DEEPSEEK_END, Body::DeepSeek),
+    format(
+        "deepseek",
+        "<｜tool▁call▁begin｜>",
+        DEEPSEEK_END,
+        Body::DeepSeek,
+    ),
+    format(
+        "deepseek",
+        "<|tool▁call▁begin|>",
+        DEEPSEEK_END,
+        Body::DeepSeek,
+    ),
     format("deepseek", "<｜tool▁calls▁begin｜>", &[], Body::Strip),
     format("deepseek", "<｜tool▁calls▁end｜>", &[], Body::Strip),
     format("deepseek", "<|tool▁calls▁begin|>", &[], Body::Strip),
     format("deepseek", "<|tool▁calls▁end|>", &[], Body::Strip),
-    format("kimi_k2", "<|tool_call_begin|>", &["<|tool_call_end|>"], Body::Kimi),
+    format(
+        "kimi_k2",
+        "<|tool_call_begin|>",
+        &["<|tool_call_end|>"],
+        Body::Kimi,
+    ),
     format("kimi_k2", "<|tool_calls_section_begin|>", &[], Body::Strip),
     format("kimi_k2", "<|tool_calls_section_end|>", &[], Body::Strip),
-    format("gpt_oss", "<|channel|>commentary to=functions.", &["<|call|>"], Body::Harmony),
-    format("functionary", "<function=", &["</function>"], Body::FunctionTag),
-    format("lfm2", "<|tool_call_start|>", &["<|tool_call_end|>"], Body::Pythonic),
-    format("llama4", "<|python_start|>", &["<|python_end|>"], Body::Pythonic),
+    format(
+        "gpt_oss",
+        "<|channel|>commentary to=functions.",
+        &["<|call|>"],
+        Body::Harmony,
+    ),
+    format(
+        "functionary",
+        "<function=",
+        &["</function>"],
+        Body::FunctionTag,
+    ),
+    format(
+        "lfm2",
+        "<|tool_call_start|>",
+        &["<|tool_call_end|>"],
+        Body::Pythonic,
+    ),
+    format(
+        "llama4",
+        "<|python_start|>",
+        &["<|python_end|>"],
+        Body::Pythonic,
+    ),
     format("fenced_tool_call", "```tool_call", &["```"], MARKED),
-    format("fenced_json", "```json", &["```"], Body::Calls(Context::Prose)),
+    format(
+        "fenced_json",
+        "```json",
+        &["```"],
+        Body::Calls(Context::Prose),
+    ),
     format("think", "<think>", &["</think>"], Body::Think),
 ];
 
@@ -106,15 +171,28 @@ impl Output<'_> {
         while let Some(offset) = memchr::memchr2(b'{', b'[', &bytes[i..to]) {
             let start = i + offset;
             let end = value_end(&bytes[..to], start);
-            let calls = if bytes[start] == b'{' || bytes.get(crate::scan::skip_ws(bytes, start + 1)) == Some(&b'{') {
-                calls_in_json(self.content, start, end, Context::Prose, "bare_json", self.limits, self.is_tool)
+            let calls = if bytes[start] == b'{'
+                || bytes.get(crate::scan::skip_ws(bytes, start + 1)) == Some(&b'{')
+            {
+                JsonCalls {
+                    content: self.content,
+                    context: Context::Prose,
+                    format: "bare_json",
+                    limits: self.limits,
+                    is_tool: self.is_tool,
+                }
+                .in_span(start, end)
             } else if looks_pythonic(&self.content[start..end]) {
                 // `[get_weather(city='Paris')]`: taken when it is the whole reply, or when a
                 // registry knows every name in it (prose has brackets and parentheses too).
                 let calls = pythonic_calls(self.content, start, end, "pythonic");
                 let alone = self.content[start..end].trim() == whole;
                 let all_known = self.is_tool.is_some() && calls.iter().all(|c| self.known(c));
-                if alone || all_known { calls } else { Vec::new() }
+                if alone || all_known {
+                    calls
+                } else {
+                    Vec::new()
+                }
             } else {
                 i = start + 1;
                 continue;
@@ -138,9 +216,18 @@ impl Output<'_> {
     }
 }
 
-pub(super) fn scan(content: &str, limits: &Limits, is_tool: Option<&dyn Fn(&str) -> bool>) -> TextCalls {
+pub(super) fn scan(
+    content: &str,
+    limits: &Limits,
+    is_tool: Option<&dyn Fn(&str) -> bool>,
+) -> TextCalls {
     let bytes = content.as_bytes();
-    let mut out = Output { content, limits, is_tool, result: TextCalls::default() };
+    let mut out = Output {
+        content,
+        limits,
+        is_tool,
+        result: TextCalls::default(),
+    };
     let mut text_from = 0; // where the text not yet added starts
     let mut pos = 0;
     while let Some(m) = markers().find(&content[pos..]) {
@@ -148,7 +235,8 @@ pub(super) fn scan(content: &str, limits: &Limits, is_tool: Option<&dyn Fn(&str)
         let fmt = &FORMATS[m.pattern().as_usize()];
         if let Body::Think = fmt.body {
             // Thinking is text; markers and JSON inside it are not calls.
-            let end = memchr::memmem::find(&bytes[body_start..], b"</think>").map_or(bytes.len(), |e| body_start + e + 8);
+            let end = memchr::memmem::find(&bytes[body_start..], b"</think>")
+                .map_or(bytes.len(), |e| body_start + e + 8);
             out.prose(text_from, open_at);
             out.result.text.push_str(&content[open_at..end]);
             text_from = end;
@@ -164,18 +252,29 @@ pub(super) fn scan(content: &str, limits: &Limits, is_tool: Option<&dyn Fn(&str)
         // The body runs to its closing marker, looked for only before the next opening marker
         // of the same format: a missing closer then costs one look up to there, not a scan to
         // the end per marker, and other formats' markers may nest inside (a fence in DeepSeek).
-        let next_same = memchr::memmem::find(&bytes[body_start..], fmt.open.as_bytes()).map_or(bytes.len(), |n| body_start + n);
+        let next_same = memchr::memmem::find(&bytes[body_start..], fmt.open.as_bytes())
+            .map_or(bytes.len(), |n| body_start + n);
         let close = fmt
             .close
             .iter()
-            .filter_map(|c| memchr::memmem::find(&bytes[body_start..next_same], c.as_bytes()).map(|at| (at, c.len())))
+            .filter_map(|c| {
+                memchr::memmem::find(&bytes[body_start..next_same], c.as_bytes())
+                    .map(|at| (at, c.len()))
+            })
             .min();
-        let (body_end, span_end) = close.map_or((next_same, next_same), |(at, len)| (body_start + at, body_start + at + len));
+        let (body_end, span_end) = close.map_or((next_same, next_same), |(at, len)| {
+            (body_start + at, body_start + at + len)
+        });
         let calls = read_body(fmt, content, body_start, body_end, limits);
         match calls {
             Some(calls) => {
                 out.prose(text_from, open_at);
-                out.result.calls.extend(calls.into_iter().map(|c| FoundCall { position: open_at, ..c }));
+                out.result
+                    .calls
+                    .extend(calls.into_iter().map(|c| FoundCall {
+                        position: open_at,
+                        ..c
+                    }));
                 text_from = span_end;
             }
             None => {} // not a call after all (a ```json fence of data): it stays text
@@ -191,7 +290,13 @@ pub(super) fn scan(content: &str, limits: &Limits, is_tool: Option<&dyn Fn(&str)
 }
 
 /// The calls in one format's body; None when the body holds no call and stays text.
-fn read_body(fmt: &Format, content: &str, start: usize, end: usize, limits: &Limits) -> Option<Vec<FoundCall>> {
+fn read_body(
+    fmt: &Format,
+    content: &str,
+    start: usize,
+    end: usize,
+    limits: &Limits,
+) -> Option<Vec<FoundCall>> {
     let body = &content[start..end];
     let named = |name: &str, args_from: usize, args_to: usize| {
         let name = name.trim();
@@ -214,21 +319,45 @@ fn read_body(fmt: &Format, content: &str, start: usize, end: usize, limits: &Lim
                 let inner = start + body.find("<function=").unwrap_or(0) + "<function=".len();
                 return read_body(&FORMATS[function_tag_index()], content, inner, end, limits);
             }
-            calls_in_json(content, start, end, context, fmt.name, limits, None)
+            JsonCalls {
+                content,
+                context,
+                format: fmt.name,
+                limits,
+                is_tool: None,
+            }
+            .in_span(start, end)
         }
         Body::MistralNamed => {
             let trimmed = body.trim_start();
             if trimmed.starts_with('[') || trimmed.starts_with('{') {
-                calls_in_json(content, start, end, Context::Marked, fmt.name, limits, None)
+                JsonCalls {
+                    content,
+                    context: Context::Marked,
+                    format: fmt.name,
+                    limits,
+                    is_tool: None,
+                }
+                .in_span(start, end)
             } else {
                 let args_at = body.find('{').map_or(end, |i| start + i);
                 let name_end = body.find("[ARGS]").map_or(args_at, |i| start + i);
-                let args_end = if args_at < end { value_end(&content.as_bytes()[..end], args_at) } else { end };
-                vec![named(&content[start..name_end.min(args_at)], args_at, args_end)]
+                let args_end = if args_at < end {
+                    value_end(&content.as_bytes()[..end], args_at)
+                } else {
+                    end
+                };
+                vec![named(
+                    &content[start..name_end.min(args_at)],
+                    args_at,
+                    args_end,
+                )]
             }
         }
         Body::DeepSeek => {
-            let (sep_at, sep_len) = ["<｜tool▁sep｜>", "<|tool▁sep|>"].iter().find_map(|s| body.find(s).map(|i| (i, s.len())))?;
+            let (sep_at, sep_len) = ["<｜tool▁sep｜>", "<|tool▁sep|>"]
+                .iter()
+                .find_map(|s| body.find(s).map(|i| (i, s.len())))?;
             let (left, right) = (&body[..sep_at], start + sep_at + sep_len);
             if left.trim() == "function" || left.trim().is_empty() {
                 // V3: the name is the rest of the sep's line, the arguments follow (often fenced).
@@ -249,8 +378,12 @@ fn read_body(fmt: &Format, content: &str, start: usize, end: usize, limits: &Lim
             vec![call]
         }
         Body::Harmony => {
-            let name_len = body.find(|c: char| c.is_whitespace() || c == '<').unwrap_or(body.len());
-            let args_from = body.find("<|message|>").map_or(start + name_len, |i| start + i + "<|message|>".len());
+            let name_len = body
+                .find(|c: char| c.is_whitespace() || c == '<')
+                .unwrap_or(body.len());
+            let args_from = body
+                .find("<|message|>")
+                .map_or(start + name_len, |i| start + i + "<|message|>".len());
             vec![named(&body[..name_len], args_from, end)]
         }
         Body::FunctionTag => {
@@ -277,7 +410,10 @@ fn read_body(fmt: &Format, content: &str, start: usize, end: usize, limits: &Lim
 }
 
 fn function_tag_index() -> usize {
-    FORMATS.iter().position(|f| matches!(f.body, Body::FunctionTag)).expect("a <function= format")
+    FORMATS
+        .iter()
+        .position(|f| matches!(f.body, Body::FunctionTag))
+        .expect("a <function= format")
 }
 
 /// The text inside a ```json fence, or the text itself.
@@ -299,7 +435,10 @@ fn parameter_tags_as_json(text: &str) -> String {
         let Some(gt) = after.find('>') else { break };
         let key = after[..gt].trim().trim_matches(|c| c == '"' || c == '\'');
         let value_text = &after[gt + 1..];
-        let value_end = value_text.find("</parameter>").or_else(|| value_text.find("<parameter=")).unwrap_or(value_text.len());
+        let value_end = value_text
+            .find("</parameter>")
+            .or_else(|| value_text.find("<parameter="))
+            .unwrap_or(value_text.len());
         let raw = value_text[..value_end].trim_matches('\n');
         let value = match serde_json::from_str::<Value>(raw.trim()) {
             Ok(v) if !v.is_string() => v,

@@ -52,18 +52,29 @@ pub struct TextCalls {
 /// `[A-Za-z0-9_]` (TLP-003), longer than 64 (TLP-005).
 pub fn check_name(name: &str) -> Result<(), (ErrorCode, String)> {
     if name.trim().is_empty() {
-        return Err((ErrorCode::EmptyName, "Function name is required: the name is empty".into()));
+        return Err((
+            ErrorCode::EmptyName,
+            "Function name is required: the name is empty".into(),
+        ));
     }
-    if let Some(bad) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_')) {
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+    {
         return Err((
             ErrorCode::InvalidName,
-            format!("Function name has the character {bad:?}; only letters, digits and '_' are allowed"),
+            format!(
+                "Function name has the character {bad:?}; only letters, digits and '_' are allowed"
+            ),
         ));
     }
     if name.len() > MAX_NAME_LEN {
         return Err((
             ErrorCode::NameTooLong,
-            format!("Function name is {} characters long; at most {MAX_NAME_LEN} are allowed", name.len()),
+            format!(
+                "Function name is {} characters long; at most {MAX_NAME_LEN} are allowed",
+                name.len()
+            ),
         ));
     }
     Ok(())
@@ -72,6 +83,10 @@ pub fn check_name(name: &str) -> Result<(), (ErrorCode, String)> {
 /// Finds the tool calls written in `content`. `is_tool` (when given) decides whether a JSON
 /// object in plain prose that names a tool is a call: with a registry, an object naming no known
 /// tool stays text. Calls behind an explicit marker are always taken (and checked later).
-pub fn text_calls(content: &str, limits: &Limits, is_tool: Option<&dyn Fn(&str) -> bool>) -> TextCalls {
+pub fn text_calls(
+    content: &str,
+    limits: &Limits,
+    is_tool: Option<&dyn Fn(&str) -> bool>,
+) -> TextCalls {
     formats::scan(content, limits, is_tool)
 }

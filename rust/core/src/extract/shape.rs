@@ -59,101 +59,107 @@ pub(super) enum Context {
     Prose,
 }
 
-/// The calls in the JSON text `content[start..end]`: one call object, a list of them, or
-/// several separated by `;` or newlines. The text is repaired first. An empty list means the
-/// text holds no call (it is left as text); text that cannot be read at all becomes one call
-/// carrying the error, when the context says a call was meant.
-pub(super) fn calls_in_json(
-    content: &str,
-    start: usize,
-    end: usize,
-    context: Context,
-    format: &'static str,
-    limits: &Limits,
-    is_tool: Option<&dyn Fn(&str) -> bool>,
-) -> Vec<FoundCall> {
-    let bytes = content.as_bytes();
-    let mut calls = Vec::new();
-    let mut i = start;
-    // Each JSON value in the body in turn: separators, fences and junk between them are skipped.
-    while let Some(offset) = memchr::memchr2(b'{', b'[', &bytes[i..end]) {
-        let from = i + offset;
-        let to = value_end(&bytes[..end], from);
-        calls.extend(calls_in_value(content, from, to, context, format, limits, is_tool));
-        i = to.max(from + 1);
-    }
-    if calls.is_empty() && context == Context::Marked && !content[start..end].trim().is_empty() {
-        // A marker promised a call: whatever is there is reported with why it cannot be read.
-        calls.extend(calls_in_value(content, start, end, context, format, limits, is_tool));
-    }
-    calls
+/// Reads the calls in JSON text of one kind of place (a format's body, or prose).
+pub(super) struct JsonCalls<'a> {
+    pub content: &'a str,
+    pub context: Context,
+    pub format: &'static str,
+    pub limits: &'a Limits,
+    /// With a registry, whether a name is a known tool (prose only).
+    pub is_tool: Option<&'a dyn Fn(&str) -> bool>,
 }
 
-fn calls_in_value(
-    content: &str,
-    start: usize,
-    end: usize,
-    context: Context,
-    format: &'static str,
-    limits: &Limits,
-    is_tool: Option<&dyn Fn(&str) -> bool>,
-) -> Vec<FoundCall> {
-    let body = &content[start..end];
-    let unreadable = |error: crate::Error| match context {
-        Context::Marked => vec![FoundCall {
-            name: None,
-            arguments: Some(body.trim().to_string()),
-            id: None,
-            position: start,
-            format,
-            repairs: Vec::new(),
-            error: Some(crate::Error {
-                position: start + error.position,
-                ..error
-            }),
-        }],
-        Context::Prose => Vec::new(),
-    };
-    let repaired = match repair(body.as_bytes(), limits) {
-        Ok(r) => r,
-        Err(error) => return unreadable(error),
-    };
-    let Ok(value) = serde_json::from_str::<Value>(&repaired.json) else {
-        return Vec::new();
-    };
-    let repairs: Vec<Repair> = repaired
-        .repairs
-        .iter()
-        .map(|r| Repair {
-            kind: r.kind,
-            position: start + r.position,
-        })
-        .collect();
-    let objects: Vec<&Map<String, Value>> = match &value {
-        Value::Object(o) => vec![o],
-        Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
-        _ => Vec::new(),
-    };
-    let mut calls = Vec::new();
-    for object in objects {
-        if let Some(mut call) = call_from_object(object, context) {
-            if context == Context::Prose {
-                let known = match (&call.name, is_tool) {
-                    (Some(name), Some(is_tool)) => is_tool(name),
-                    (Some(_), None) => true,
-                    (None, _) => false,
-                };
-                if !known {
-                    continue;
-                }
-            }
-            call.position = start;
-            call.format = format;
-            call.repairs = repairs.clone();
-            calls.push(call);
+impl JsonCalls<'_> {
+    /// The calls in the JSON text `content[start..end]`: one call object, a list of them, or
+    /// several separated by `;` or newlines. The text is repaired first. An empty list means the
+    /// text holds no call (it is left as text); text that cannot be read at all becomes one call
+    /// carrying the error, when the context says a call was meant.
+    pub(super) fn in_span(&self, start: usize, end: usize) -> Vec<FoundCall> {
+        let bytes = self.content.as_bytes();
+        let mut calls = Vec::new();
+        let mut i = start;
+        // Each JSON value in the body in turn: separators, fences and junk between them are skipped.
+        while let Some(offset) = memchr::memchr2(b'{', b'[', &bytes[i..end]) {
+            let from = i + offset;
+            let to = value_end(&bytes[..end], from);
+            calls.extend(self.in_value(from, to));
+            i = to.max(from + 1);
         }
+        if calls.is_empty()
+            && self.context == Context::Marked
+            && !self.content[start..end].trim().is_empty()
+        {
+            // A marker promised a call: whatever is there is reported with why it cannot be read.
+            calls.extend(self.in_value(start, end));
+        }
+        calls
     }
-    calls
+
+    fn in_value(&self, start: usize, end: usize) -> Vec<FoundCall> {
+        let (content, context, format, limits, is_tool) = (
+            self.content,
+            self.context,
+            self.format,
+            self.limits,
+            self.is_tool,
+        );
+        let body = &content[start..end];
+        let unreadable = |error: crate::Error| match context {
+            Context::Marked => vec![FoundCall {
+                name: None,
+                arguments: Some(body.trim().to_string()),
+                id: None,
+                position: start,
+                format,
+                repairs: Vec::new(),
+                error: Some(crate::Error {
+                    position: start + error.position,
+                    ..error
+                }),
+            }],
+            Context::Prose => Vec::new(),
+        };
+        let repaired = match repair(body.as_bytes(), limits) {
+            Ok(r) => r,
+            Err(error) => return unreadable(error),
+        };
+        let Ok(value) = serde_json::from_str::<Value>(&repaired.json) else {
+            return Vec::new();
+        };
+        let repairs: Vec<Repair> = repaired
+            .repairs
+            .iter()
+            .map(|r| Repair {
+                kind: r.kind,
+                position: start + r.position,
+            })
+            .collect();
+        let objects: Vec<&Map<String, Value>> = match &value {
+            Value::Object(o) => vec![o],
+            Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
+            _ => Vec::new(),
+        };
+        let mut calls = Vec::new();
+        for object in objects {
+            if let Some(mut call) = call_from_object(object, context) {
+                if context == Context::Prose {
+                    let known = match (&call.name, is_tool) {
+                        (Some(name), Some(is_tool)) => is_tool(name),
+                        (Some(_), None) => true,
+                        (None, _) => false,
+                    };
+                    if !known {
+                        continue;
+                    }
+                }
+                call.position = start;
+                call.format = format;
+                call.repairs = repairs.clone();
+                calls.push(call);
+            }
+        }
+        calls
+    }
 }
 
 /// A call out of one JSON object, or None when the object is not shaped like one.
@@ -202,7 +208,8 @@ fn scalar_text(v: &Value) -> Option<String> {
 }
 
 fn is_schema(v: &Value) -> bool {
-    v.get("type").and_then(Value::as_str) == Some("object") && v.get("properties").is_some_and(Value::is_object)
+    v.get("type").and_then(Value::as_str) == Some("object")
+        && v.get("properties").is_some_and(Value::is_object)
 }
 
 /// `k=v, k2=[1, 2]` (Python keyword arguments) as a JSON object text: keys quoted, values kept
@@ -267,9 +274,17 @@ fn split_top_level(text: &str, sep: u8) -> impl Iterator<Item = &str> {
 }
 
 /// `[get_weather(city='Paris'), now()]`: each call's name and keyword arguments.
-pub(super) fn pythonic_calls(content: &str, start: usize, end: usize, format: &'static str) -> Vec<FoundCall> {
+pub(super) fn pythonic_calls(
+    content: &str,
+    start: usize,
+    end: usize,
+    format: &'static str,
+) -> Vec<FoundCall> {
     let body = content[start..end].trim();
-    let inner = body.strip_prefix('[').map(|b| b.strip_suffix(']').unwrap_or(b)).unwrap_or(body);
+    let inner = body
+        .strip_prefix('[')
+        .map(|b| b.strip_suffix(']').unwrap_or(b))
+        .unwrap_or(body);
     let mut calls = Vec::new();
     for part in split_top_level(inner, b',') {
         let part = part.trim();
@@ -277,10 +292,16 @@ pub(super) fn pythonic_calls(content: &str, start: usize, end: usize, format: &'
             continue;
         };
         let name = part[..open].trim();
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') {
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        {
             continue;
         }
-        let args = part[open + 1..].strip_suffix(')').unwrap_or(&part[open + 1..]);
+        let args = part[open + 1..]
+            .strip_suffix(')')
+            .unwrap_or(&part[open + 1..]);
         calls.push(FoundCall {
             name: Some(name.to_string()),
             arguments: Some(python_kwargs_as_json(args)),
@@ -301,6 +322,9 @@ pub(super) fn looks_pythonic(text: &str) -> bool {
         return false;
     };
     let rest = rest.trim_start();
-    let ident = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.').count();
+    let ident = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.')
+        .count();
     ident > 0 && rest[ident..].starts_with('(') && t.ends_with(")]")
 }

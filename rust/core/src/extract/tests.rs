@@ -6,10 +6,18 @@ fn calls(content: &str) -> TextCalls {
 
 /// (format, name, arguments) of each call, for compact assertions.
 fn summary(content: &str) -> Vec<(&'static str, Option<String>, Option<String>)> {
-    calls(content).calls.into_iter().map(|c| (c.format, c.name, c.arguments)).collect()
+    calls(content)
+        .calls
+        .into_iter()
+        .map(|c| (c.format, c.name, c.arguments))
+        .collect()
 }
 
-fn one(format: &'static str, name: &str, args: &str) -> Vec<(&'static str, Option<String>, Option<String>)> {
+fn one(
+    format: &'static str,
+    name: &str,
+    args: &str,
+) -> Vec<(&'static str, Option<String>, Option<String>)> {
     vec![(format, Some(name.to_string()), Some(args.to_string()))]
 }
 
@@ -18,11 +26,20 @@ fn names_are_checked_in_pipeline_order() {
     assert!(check_name("read_file").is_ok());
     assert_eq!(check_name("").unwrap_err().0, ErrorCode::EmptyName);
     assert_eq!(check_name("  ").unwrap_err().0, ErrorCode::EmptyName);
-    assert_eq!(check_name("read-file").unwrap_err().0, ErrorCode::InvalidName);
-    assert_eq!(check_name(&"a".repeat(65)).unwrap_err().0, ErrorCode::NameTooLong);
+    assert_eq!(
+        check_name("read-file").unwrap_err().0,
+        ErrorCode::InvalidName
+    );
+    assert_eq!(
+        check_name(&"a".repeat(65)).unwrap_err().0,
+        ErrorCode::NameTooLong
+    );
     assert!(check_name(&"a".repeat(64)).is_ok());
     // Bad characters are reported before the length.
-    assert_eq!(check_name(&"-".repeat(70)).unwrap_err().0, ErrorCode::InvalidName);
+    assert_eq!(
+        check_name(&"-".repeat(70)).unwrap_err().0,
+        ErrorCode::InvalidName
+    );
 }
 
 #[test]
@@ -31,13 +48,21 @@ fn hermes_blocks_with_and_without_closing_tag() {
     let found = calls(text);
     assert_eq!(found.text, "Let me look.");
     assert_eq!(
-        found.calls.iter().map(|c| (c.format, c.name.clone(), c.arguments.clone())).collect::<Vec<_>>(),
+        found
+            .calls
+            .iter()
+            .map(|c| (c.format, c.name.clone(), c.arguments.clone()))
+            .collect::<Vec<_>>(),
         one("hermes", "read_file", r#"{"path":"a.txt"}"#)
     );
     assert_eq!(found.calls[0].position, text.find("<tool_call>").unwrap());
     // Two blocks, the second cut off at the end of the reply.
     let two = "<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call><tool_call>{\"name\": \"b\", \"arguments\": {\"x\": 1";
-    let names: Vec<_> = calls(two).calls.into_iter().map(|c| c.name.unwrap()).collect();
+    let names: Vec<_> = calls(two)
+        .calls
+        .into_iter()
+        .map(|c| c.name.unwrap())
+        .collect();
     assert_eq!(names, ["a", "b"]);
 }
 
@@ -61,15 +86,31 @@ fn mistral_old_and_new() {
         summary(r#"[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]"#),
         one("mistral", "get_weather", r#"{"city":"Paris"}"#)
     );
-    assert_eq!(summary(r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}"#), one("mistral", "get_weather", r#"{"city": "Paris"}"#));
+    assert_eq!(
+        summary(r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}"#),
+        one("mistral", "get_weather", r#"{"city": "Paris"}"#)
+    );
     let both = summary(r#"hi{hi[TOOL_CALLS]a{"x": 1}[TOOL_CALLS]b{"y": 2}"#);
-    assert_eq!(both.iter().map(|c| c.1.clone().unwrap()).collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(
+        both.iter()
+            .map(|c| c.1.clone().unwrap())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
 }
 
 #[test]
 fn llama3_python_tag_and_semicolons() {
-    let found = summary(r#"<|python_tag|>{"name": "a", "parameters": {"x": 1}}; {"name": "b", "parameters": {}}<|eom_id|>"#);
-    assert_eq!(found.iter().map(|c| c.1.clone().unwrap()).collect::<Vec<_>>(), ["a", "b"]);
+    let found = summary(
+        r#"<|python_tag|>{"name": "a", "parameters": {"x": 1}}; {"name": "b", "parameters": {}}<|eom_id|>"#,
+    );
+    assert_eq!(
+        found
+            .iter()
+            .map(|c| c.1.clone().unwrap())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
     assert_eq!(found[0].2.as_deref(), Some(r#"{"x":1}"#));
 }
 
@@ -80,8 +121,12 @@ fn bare_json_calls_in_prose() {
     assert_eq!(found.calls[0].format, "bare_json");
     assert_eq!(found.text, "Sure.  Done.");
     // ReAct style, and OpenAI's nested shape written out.
-    assert_eq!(summary(r#"{"tool": "t", "tool_input": {"a": 1}}"#), one("bare_json", "t", r#"{"a":1}"#));
-    let nested = calls(r#"{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}"#);
+    assert_eq!(
+        summary(r#"{"tool": "t", "tool_input": {"a": 1}}"#),
+        one("bare_json", "t", r#"{"a":1}"#)
+    );
+    let nested =
+        calls(r#"{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}"#);
     assert_eq!(nested.calls[0].id.as_deref(), Some("c1"));
 }
 
@@ -108,7 +153,11 @@ fn a_registry_decides_bare_objects_but_not_marked_calls() {
     assert_eq!(found.calls.len(), 1);
     assert_eq!(found.calls[0].name.as_deref(), Some("search"));
     assert!(found.text.contains("other"));
-    let marked = text_calls(r#"<tool_call>{"name": "other", "arguments": {}}</tool_call>"#, &Limits::default(), Some(&known));
+    let marked = text_calls(
+        r#"<tool_call>{"name": "other", "arguments": {}}</tool_call>"#,
+        &Limits::default(),
+        Some(&known),
+    );
     assert_eq!(marked.calls.len(), 1);
 }
 
@@ -118,7 +167,10 @@ fn fences() {
         summary("```tool_call\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n```"),
         one("fenced_tool_call", "f", r#"{"a":1}"#)
     );
-    assert_eq!(summary("```json\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n```"), one("fenced_json", "f", r#"{"a":1}"#));
+    assert_eq!(
+        summary("```json\n{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n```"),
+        one("fenced_json", "f", r#"{"a":1}"#)
+    );
 }
 
 #[test]
@@ -127,11 +179,18 @@ fn deepseek_v3_and_v31_with_fullwidth_and_ascii_bars() {
     let found = calls(v3);
     assert_eq!(found.text, "");
     assert_eq!(
-        found.calls.into_iter().map(|c| (c.format, c.name, c.arguments)).collect::<Vec<_>>(),
+        found
+            .calls
+            .into_iter()
+            .map(|c| (c.format, c.name, c.arguments))
+            .collect::<Vec<_>>(),
         one("deepseek", "get_weather", r#"{"city": "Paris"}"#)
     );
     let v31 = "<|tool▁calls▁begin|><|tool▁call▁begin|>get_weather<|tool▁sep|>{\"city\": \"Paris\"}<|tool▁call▁end|><|tool▁calls▁end|>";
-    assert_eq!(summary(v31), one("deepseek", "get_weather", r#"{"city": "Paris"}"#));
+    assert_eq!(
+        summary(v31),
+        one("deepseek", "get_weather", r#"{"city": "Paris"}"#)
+    );
 }
 
 #[test]
@@ -139,16 +198,28 @@ fn kimi_harmony_functionary_and_granite() {
     let kimi = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 <|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|><|tool_calls_section_end|>";
     let found = calls(kimi);
     assert_eq!(found.calls[0].name.as_deref(), Some("get_weather"));
-    assert_eq!(found.calls[0].id.as_deref(), Some("functions.get_weather:0"));
+    assert_eq!(
+        found.calls[0].id.as_deref(),
+        Some("functions.get_weather:0")
+    );
     assert_eq!(found.text, "");
     let harmony = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
-    assert_eq!(summary(harmony), one("gpt_oss", "get_weather", r#"{"city": "Paris"}"#));
-    assert_eq!(summary("<function=get_weather>{\"city\": \"Paris\"}</function>"), one("functionary", "get_weather", r#"{"city": "Paris"}"#));
+    assert_eq!(
+        summary(harmony),
+        one("gpt_oss", "get_weather", r#"{"city": "Paris"}"#)
+    );
+    assert_eq!(
+        summary("<function=get_weather>{\"city\": \"Paris\"}</function>"),
+        one("functionary", "get_weather", r#"{"city": "Paris"}"#)
+    );
     assert_eq!(
         summary(r#"<|tool_call|>[{"arguments": {"city": "Paris"}, "name": "get_weather"}]"#),
         one("granite", "get_weather", r#"{"city":"Paris"}"#)
     );
-    assert_eq!(summary(r#"functools[{"name": "f", "arguments": {"a": 1}}]"#), one("phi4", "f", r#"{"a":1}"#));
+    assert_eq!(
+        summary(r#"functools[{"name": "f", "arguments": {"a": 1}}]"#),
+        one("phi4", "f", r#"{"a":1}"#)
+    );
 }
 
 #[test]
@@ -157,7 +228,10 @@ fn qwen3_coder_parameter_tags() {
     let found = calls(text);
     assert_eq!(found.calls.len(), 1);
     assert_eq!(found.calls[0].name.as_deref(), Some("write_file"));
-    assert_eq!(found.calls[0].arguments.as_deref(), Some(r#"{"path":"a.txt","lines":3}"#));
+    assert_eq!(
+        found.calls[0].arguments.as_deref(),
+        Some(r#"{"path":"a.txt","lines":3}"#)
+    );
     assert_eq!(found.text, "");
 }
 
@@ -166,11 +240,17 @@ fn pythonic_lists() {
     let found = summary("[get_weather(city='Paris', days=3), now()]");
     assert_eq!(found.len(), 2);
     assert_eq!(found[0].1.as_deref(), Some("get_weather"));
-    assert_eq!(found[0].2.as_deref(), Some(r#"{"city": 'Paris', "days": 3}"#));
+    assert_eq!(
+        found[0].2.as_deref(),
+        Some(r#"{"city": 'Paris', "days": 3}"#)
+    );
     assert_eq!(found[1].2.as_deref(), Some("{}"));
     let lfm2 = summary("<|tool_call_start|>[f(flag=True, tags=['a', 'b'])]<|tool_call_end|>");
     assert_eq!(lfm2[0].0, "lfm2");
-    assert_eq!(lfm2[0].2.as_deref(), Some(r#"{"flag": True, "tags": ['a', 'b']}"#));
+    assert_eq!(
+        lfm2[0].2.as_deref(),
+        Some(r#"{"flag": True, "tags": ['a', 'b']}"#)
+    );
 }
 
 #[test]

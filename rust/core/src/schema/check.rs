@@ -226,25 +226,8 @@ pub fn schema(schema: &Value) -> Result<(), RegistryError> {
                         Some(here),
                     ));
                 }
-            } else if ONE_SCHEMA.contains(&key.as_str()) {
-                work.push((value, here));
-            } else if SCHEMA_ARRAY.contains(&key.as_str()) {
-                if let Value::Array(items) = value {
-                    work.extend(
-                        items
-                            .iter()
-                            .enumerate()
-                            .map(|(i, v)| (v, format!("{here}/{i}"))),
-                    );
-                }
-            } else if SCHEMA_MAP.contains(&key.as_str()) {
-                if let Value::Object(members) = value {
-                    work.extend(
-                        members
-                            .iter()
-                            .map(|(k, v)| (v, format!("{here}/{}", escape_pointer(k)))),
-                    );
-                }
+            } else {
+                push_subschemas(&mut work, key, value, here);
             }
         }
     }
@@ -308,7 +291,9 @@ pub fn escape_pointer(key: &str) -> String {
 
 /// Compiles for draft 2020-12 with formats asserted and the linear-time regex engine, after
 /// refusing `$ref` cycles that never reach into the instance (they would recurse forever).
-pub fn compile<F: jsonschema::json::Json>(schema: &Value) -> Result<jsonschema::Validator<F>, RegistryError> {
+pub fn compile<F: jsonschema::json::Json>(
+    schema: &Value,
+) -> Result<jsonschema::Validator<F>, RegistryError> {
     if let Some(at) = ref_cycle(schema) {
         return Err(RegistryError {
             code: ErrorCode::CompilationFailed,
@@ -342,6 +327,35 @@ pub fn compile<F: jsonschema::json::Json>(schema: &Value) -> Result<jsonschema::
 /// A chain of in-place applicators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/
 /// `else`) that comes back to where it started without descending into the instance.
 /// Returns the pointer of a schema on the cycle.
+/// Queues the subschemas under `key` (one, an array of them, or a map of them) with their paths.
+fn push_subschemas<'v>(
+    work: &mut Vec<(&'v Value, String)>,
+    key: &str,
+    value: &'v Value,
+    here: String,
+) {
+    if ONE_SCHEMA.contains(&key) {
+        work.push((value, here));
+    } else if SCHEMA_ARRAY.contains(&key) {
+        if let Value::Array(items) = value {
+            work.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v, format!("{here}/{i}"))),
+            );
+        }
+    } else if SCHEMA_MAP.contains(&key) {
+        if let Value::Object(members) = value {
+            work.extend(
+                members
+                    .iter()
+                    .map(|(k, v)| (v, format!("{here}/{}", escape_pointer(k)))),
+            );
+        }
+    }
+}
+
 /// `%XX` escapes decoded (a malformed one is kept as written).
 fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
@@ -349,7 +363,11 @@ fn percent_decode(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(hi), Some(lo)) => {
                 out.push((hi * 16 + lo) as u8);
                 i += 3;
@@ -390,26 +408,7 @@ fn ref_cycle(root: &Value) -> Option<String> {
         }
         for (key, value) in map {
             let here = format!("{path}/{}", escape_pointer(key));
-            if ONE_SCHEMA.contains(&key.as_str()) {
-                work.push((value, here));
-            } else if SCHEMA_ARRAY.contains(&key.as_str()) {
-                if let Value::Array(items) = value {
-                    work.extend(
-                        items
-                            .iter()
-                            .enumerate()
-                            .map(|(i, v)| (v, format!("{here}/{i}"))),
-                    );
-                }
-            } else if SCHEMA_MAP.contains(&key.as_str()) {
-                if let Value::Object(members) = value {
-                    work.extend(
-                        members
-                            .iter()
-                            .map(|(k, v)| (v, format!("{here}/{}", escape_pointer(k)))),
-                    );
-                }
-            }
+            push_subschemas(&mut work, key, value, here);
         }
     }
     // Iterative three-colour depth-first search.

@@ -21,7 +21,9 @@ pub use report::Violation;
 /// Compiles `schema` with the registry's options (draft 2020-12, formats asserted, linear-time
 /// patterns) for instances held in the representation `F`: bindings validate their own
 /// values in place (Python objects, say) with the same rules as the serde validator.
-pub fn compile_for<F: jsonschema::json::Json>(schema: &Value) -> Result<jsonschema::Validator<F>, RegistryError> {
+pub fn compile_for<F: jsonschema::json::Json>(
+    schema: &Value,
+) -> Result<jsonschema::Validator<F>, RegistryError> {
     check::compile::<F>(schema)
 }
 
@@ -246,7 +248,9 @@ impl Tool {
     /// The binding's companion state for this tool, made from the compiled schema on first use.
     /// `None` when a companion of another type was made first.
     pub fn companion<T: Any + Send + Sync>(&self, make: impl FnOnce(&Value) -> T) -> Option<&T> {
-        self.companion.get_or_init(|| Box::new(make(&self.compiled))).downcast_ref()
+        self.companion
+            .get_or_init(|| Box::new(make(&self.compiled)))
+            .downcast_ref()
     }
 
     /// One line that tells a model what the tool expects, e.g.
