@@ -7,6 +7,7 @@ from toolmend.errors import ParseError, SchemaError, ToolmendError, UnknownToolE
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
 from toolmend.repair import Repair, RepairError, RepairResult, loads, repair
 from toolmend.response import ParseResult, ToolCall, ToolCallError, parse_response
+from toolmend._core import StreamEvent, ToolCallAccumulator, ToolCallDelta
 
 __all__ = [
     "LOADS_MAX_DEPTH",
@@ -18,8 +19,11 @@ __all__ = [
     "RepairResult",
     "SchemaError",
     "SkippedTool",
+    "StreamEvent",
     "ToolInfo",
     "ToolCall",
+    "ToolCallAccumulator",
+    "ToolCallDelta",
     "ToolCallError",
     "ToolRegistry",
     "ToolmendError",

@@ -200,3 +200,60 @@ def parse_response(
     max_depth: int = 64,
     timeout_ms: int = 100,
 ) -> ParseResult: ...
+
+@final
+class ToolCallDelta:
+    """One fragment of one tool call."""
+
+    def __init__(
+        self,
+        index: int = 0,
+        id: str | None = None,
+        name: str | None = None,
+        arguments: str | None = None,
+        complete: bool = False,
+    ) -> None: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def arguments(self) -> str | None: ...
+    @property
+    def complete(self) -> bool: ...
+
+@final
+class StreamEvent:
+    """What a chunk caused: kind is "started", "name", "arguments", "completed" or "failed"."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def text(self) -> str | None: ...
+    @property
+    def code(self) -> str | None: ...
+    @property
+    def message(self) -> str | None: ...
+
+@final
+class ToolCallAccumulator:
+    """Assembles the tool calls of one streamed turn (one accumulator per stream)."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry | None = None,
+        *,
+        max_size: int = 1_048_576,
+        max_depth: int = 64,
+        timeout_ms: int = 100,
+    ) -> None: ...
+    def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray) -> list[StreamEvent]: ...
+    def completed(self) -> ParseResult: ...
+    def finish(self) -> ParseResult: ...
+    def partial(self, index: int) -> Any: ...

@@ -9,6 +9,7 @@ pub mod limits;
 pub mod repair;
 mod scan;
 pub mod schema;
+pub mod stream;
 
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;

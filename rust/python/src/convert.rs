@@ -285,6 +285,17 @@ pub(crate) fn orjson_loads<'py>(
     }
 }
 
+static ORJSON_DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// orjson.dumps(value) as text.
+pub(crate) fn orjson_dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let dumps = ORJSON_DUMPS.get_or_try_init(py, || {
+        py.import("orjson")?.getattr("dumps").map(Bound::unbind)
+    })?;
+    let bytes = dumps.bind(py).call1((value,))?;
+    Ok(String::from_utf8_lossy(bytes.cast::<PyBytes>()?.as_bytes()).into_owned())
+}
+
 /// Repairs text when needed and returns Python objects; raises ParseError when it cannot.
 ///
 /// Valid JSON within the limits is parsed by orjson (the fastest well-kept parser, called from

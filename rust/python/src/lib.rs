@@ -6,6 +6,7 @@ mod convert;
 mod exceptions;
 mod registry;
 mod response;
+mod stream;
 
 use pyo3::prelude::*;
 
@@ -27,5 +28,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::ToolCallError>()?;
     m.add_class::<response::ParseResult>()?;
     m.add_function(wrap_pyfunction!(response::parse_response, m)?)?;
+    m.add_class::<stream::ToolCallDelta>()?;
+    m.add_class::<stream::StreamEvent>()?;
+    m.add_class::<stream::ToolCallAccumulator>()?;
     Ok(())
 }

@@ -10,16 +10,13 @@ use std::sync::{Arc, OnceLock};
 use jiter::{PythonParse, StringCacheMode};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use toolmend_core::extract::{check_name, FoundCall};
 use toolmend_core::schema::Tool;
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, orjson_loads, Repair};
+use crate::convert::{input_bytes, orjson_dumps, orjson_loads, Repair};
 use crate::registry::{walk, Budget, FieldError, PyToolRegistry};
-
-static ORJSON_DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// Arguments as the model gave them: JSON text, or an object (Ollama). Text for the object is
 /// made only when asked for.
@@ -29,13 +26,8 @@ fn raw_text(py: Python<'_>, raw: &Option<Py<PyAny>>) -> PyResult<Option<String>>
     if let Ok(s) = raw.cast::<PyString>() {
         return Ok(Some(s.to_str()?.to_owned()));
     }
-    let dumps = ORJSON_DUMPS.get_or_try_init(py, || {
-        py.import("orjson")?.getattr("dumps").map(Bound::unbind)
-    })?;
-    match dumps.bind(py).call1((raw,)) {
-        Ok(b) => Ok(Some(
-            String::from_utf8_lossy(b.cast::<PyBytes>()?.as_bytes()).into_owned(),
-        )),
+    match orjson_dumps(py, raw) {
+        Ok(text) => Ok(Some(text)),
         Err(_) => Ok(Some(raw.repr()?.to_string())),
     }
 }
@@ -161,16 +153,17 @@ impl ParseResult {
 }
 
 /// A call failed: the fields of a ToolCallError, before it is built.
-struct Failure {
-    code: ErrorCode,
-    message: String,
-    position: Option<usize>,
-    validation: Vec<FieldError>,
-    suggestion: String,
+#[derive(Clone)]
+pub(crate) struct Failure {
+    pub(crate) code: ErrorCode,
+    pub(crate) message: String,
+    pub(crate) position: Option<usize>,
+    pub(crate) validation: Vec<FieldError>,
+    pub(crate) suggestion: String,
 }
 
 impl Failure {
-    fn new(code: ErrorCode, message: impl Into<String>, suggestion: &str) -> Self {
+    pub(crate) fn new(code: ErrorCode, message: impl Into<String>, suggestion: &str) -> Self {
         Failure {
             code,
             message: message.into(),
@@ -181,30 +174,31 @@ impl Failure {
     }
 }
 
-struct Pipeline<'a, 'py> {
-    py: Python<'py>,
-    registry: Option<&'a PyToolRegistry>,
-    limits: Limits,
-    repair: bool,
-    calls: Vec<ToolCall>,
-    errors: Vec<ToolCallError>,
+pub(crate) struct Pipeline<'a, 'py> {
+    pub(crate) py: Python<'py>,
+    pub(crate) registry: Option<&'a PyToolRegistry>,
+    pub(crate) limits: Limits,
+    pub(crate) repair: bool,
+    pub(crate) calls: Vec<ToolCall>,
+    pub(crate) errors: Vec<ToolCallError>,
 }
 
 /// A call as found: on the wire or in text.
-struct Candidate<'py> {
-    id: Option<Bound<'py, PyString>>,
-    name: Option<Bound<'py, PyAny>>,
+pub(crate) struct Candidate<'py> {
+    pub(crate) id: Option<Bound<'py, PyString>>,
+    pub(crate) name: Option<Bound<'py, PyAny>>,
     /// None: the call has no function at all (TLP-001).
-    arguments: Option<Option<Bound<'py, PyAny>>>,
-    index: usize,
-    source: &'static str,
-    log: Vec<toolmend_core::Repair>,
-    /// The call's text could not be read at all (a text format whose JSON is beyond repair).
-    unreadable: Option<toolmend_core::Error>,
+    pub(crate) arguments: Option<Option<Bound<'py, PyAny>>>,
+    pub(crate) index: usize,
+    pub(crate) source: &'static str,
+    pub(crate) log: Vec<toolmend_core::Repair>,
+    /// Why the call's text could not be read at all (a text format whose JSON is beyond repair,
+    /// a streamed call over the limits); reported once the name has been checked.
+    pub(crate) unreadable: Option<Failure>,
 }
 
 impl<'py> Pipeline<'_, 'py> {
-    fn run(&mut self, c: Candidate<'py>) -> PyResult<()> {
+    pub(crate) fn run(&mut self, c: Candidate<'py>) -> PyResult<()> {
         let py_name = c.name.as_ref().and_then(|n| n.cast::<PyString>().ok());
         let name = py_name.map(|n| n.to_str()).transpose()?;
         let raw = c.arguments.clone().flatten().map(Bound::unbind);
@@ -250,6 +244,16 @@ impl<'py> Pipeline<'_, 'py> {
             }
         }
         Ok(())
+    }
+
+    pub(crate) fn into_result(self, text: String) -> PyResult<ParseResult> {
+        let ok = self.errors.is_empty();
+        Ok(ParseResult {
+            calls: PyTuple::new(self.py, self.calls)?.unbind(),
+            errors: PyTuple::new(self.py, self.errors)?.unbind(),
+            text,
+            ok,
+        })
     }
 
     fn repeats_a_call(&self, name: Option<&str>, arguments: &Bound<'py, PyAny>) -> bool {
@@ -298,8 +302,8 @@ impl<'py> Pipeline<'_, 'py> {
                 "use the tool's name exactly as it was declared",
             )
         })?;
-        if let Some(error) = &c.unreadable {
-            return Err(core_failure(error));
+        if let Some(failure) = &c.unreadable {
+            return Err(failure.clone());
         }
         // Looked up now, reported after the limits (the pipeline's order): a registry that will
         // validate a dict under the same limits walks it once for both.
@@ -435,7 +439,7 @@ impl<'py> Pipeline<'_, 'py> {
     }
 }
 
-fn core_failure(e: &toolmend_core::Error) -> Failure {
+pub(crate) fn core_failure(e: &toolmend_core::Error) -> Failure {
     Failure {
         position: Some(e.position),
         ..Failure::new(
@@ -469,11 +473,14 @@ fn new_call_id() -> String {
 
 /// `d[key]` unless missing or None. Keys are interned once (`intern!`), so a lookup hashes no
 /// new string.
-fn get<'py>(d: &Bound<'py, PyDict>, key: &Bound<'py, PyString>) -> Option<Bound<'py, PyAny>> {
+pub(crate) fn get<'py>(
+    d: &Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> Option<Bound<'py, PyAny>> {
     d.get_item(key).ok().flatten().filter(|v| !v.is_none())
 }
 
-fn int_of(v: Option<Bound<'_, PyAny>>) -> Option<usize> {
+pub(crate) fn int_of(v: Option<Bound<'_, PyAny>>) -> Option<usize> {
     v.filter(|v| v.is_instance_of::<PyInt>())
         .and_then(|v| v.extract::<usize>().ok())
 }
@@ -701,7 +708,7 @@ pub fn parse_response<'py>(
                     index: next_index + i,
                     source: format,
                     log: repairs,
-                    unreadable: error,
+                    unreadable: error.as_ref().map(core_failure),
                 })?;
             }
             found.text
@@ -709,12 +716,5 @@ pub fn parse_response<'py>(
         Some(content) => content,
         None => String::new(),
     };
-    let Pipeline { calls, errors, .. } = pipeline;
-    let ok = errors.is_empty();
-    Ok(ParseResult {
-        calls: PyTuple::new(py, calls)?.unbind(),
-        errors: PyTuple::new(py, errors)?.unbind(),
-        text,
-        ok,
-    })
+    pipeline.into_result(text)
 }

@@ -1,0 +1,539 @@
+//! Tool calls assembled from streamed fragments: names and argument text appended per call as
+//! they arrive, keyed on (index, id), completed by a flag, by the end of the turn, or by a later
+//! call starting once the arguments form a whole JSON value. Every byte is looked at once (the
+//! scanner keeps its state between fragments), so a whole stream costs time linear in its size.
+
+use std::collections::BTreeMap;
+
+use crate::error::ErrorCode;
+use crate::limits::Limits;
+use crate::repair::{repair, Repair};
+
+/// One fragment of one tool call, in wire-neutral form.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Delta {
+    pub index: usize,
+    /// Sent with a call's first fragment only (OpenAI); a new id at a seen index is a new call
+    /// (servers that reuse index 0 for every parallel call).
+    pub id: Option<String>,
+    /// A piece of the name; pieces are joined.
+    pub name: Option<String>,
+    /// A piece of the arguments text; pieces are joined as they are (they split tokens anywhere).
+    pub arguments: Option<String>,
+    /// The sender says the call is whole.
+    pub complete: bool,
+}
+
+/// What a fragment caused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    Started {
+        slot: usize,
+        index: usize,
+        id: Option<String>,
+    },
+    NameGrew {
+        slot: usize,
+        appended: String,
+    },
+    ArgumentsGrew {
+        slot: usize,
+        appended: String,
+    },
+    Completed {
+        slot: usize,
+    },
+    Failed {
+        slot: usize,
+        code: ErrorCode,
+        message: String,
+    },
+}
+
+/// A call whose fragments are all in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssembledCall {
+    pub index: usize,
+    pub id: Option<String>,
+    pub name: String,
+    /// Strict JSON text (repaired when the stream left it broken or cut off).
+    pub arguments: String,
+    /// The arguments exactly as streamed.
+    pub raw_arguments: String,
+    pub repairs: Vec<Repair>,
+}
+
+/// A call that could not be assembled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailedCall {
+    pub index: usize,
+    pub id: Option<String>,
+    pub name: String,
+    pub raw_arguments: String,
+    pub code: ErrorCode,
+    pub message: String,
+    pub position: Option<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Open,
+    Complete,
+    Failed,
+    /// Handed out by `take_completed`; later fragments for it are errors.
+    Taken,
+}
+
+#[derive(Debug)]
+struct Call {
+    index: usize,
+    id: Option<String>,
+    name: String,
+    arguments: String,
+    scan: ValueScan,
+    state: State,
+    /// Why the call failed while streaming (its buffer is then freed).
+    failure: Option<(ErrorCode, String)>,
+}
+
+/// Tracks, one byte at a time across fragments, whether JSON text holds one whole value and how
+/// deep it nests; it does not validate (the repair pass does, at completion).
+#[derive(Clone, Debug, Default)]
+pub struct ValueScan {
+    depth: usize,
+    max_depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// A container was opened and closed back to depth 0.
+    closed: bool,
+}
+
+impl ValueScan {
+    pub fn feed(&mut self, text: &[u8]) {
+        for &b in text {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.max_depth = self.max_depth.max(self.depth);
+                }
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        self.closed = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The text so far is one whole container (more may follow, but it could end here).
+    pub fn is_whole(&self) -> bool {
+        self.closed && self.depth == 0 && !self.in_string
+    }
+
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+}
+
+/// The calls of one streamed turn.
+#[derive(Debug, Default)]
+pub struct Accumulator {
+    limits: Limits,
+    /// Calls in arrival order of their first fragment; a slot is a call's place here.
+    calls: Vec<Call>,
+    /// (index, id) -> slot of the newest call at that index.
+    by_index: BTreeMap<usize, usize>,
+}
+
+impl Accumulator {
+    pub fn new(limits: Limits) -> Self {
+        Accumulator {
+            limits,
+            calls: Vec::new(),
+            by_index: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one fragment and returns what it caused.
+    pub fn feed(&mut self, delta: Delta) -> Vec<Event> {
+        let mut events = Vec::new();
+        let slot = self.slot_for(&delta, &mut events);
+        let call = &mut self.calls[slot];
+        if matches!(call.state, State::Complete | State::Taken)
+            && (delta.name.is_some() || delta.arguments.as_deref().is_some_and(|a| !a.is_empty()))
+        {
+            events.push(Event::Failed {
+                slot,
+                code: ErrorCode::CallConstruction,
+                message: format!(
+                    "A fragment arrived for call {} after it was complete",
+                    call.index
+                ),
+            });
+            return events;
+        }
+        if call.state == State::Failed {
+            return events;
+        }
+        if let Some(name) = delta.name.filter(|n| !n.is_empty()) {
+            call.name.push_str(&name);
+            events.push(Event::NameGrew {
+                slot,
+                appended: name,
+            });
+        }
+        if let Some(arguments) = delta.arguments.filter(|a| !a.is_empty()) {
+            call.scan.feed(arguments.as_bytes());
+            call.arguments.push_str(&arguments);
+            if let Some((code, message)) = over_limits(call, &self.limits) {
+                call.state = State::Failed;
+                call.arguments = String::new(); // freed: nothing more is kept for it
+                call.failure = Some((code, message.clone()));
+                events.push(Event::Failed {
+                    slot,
+                    code,
+                    message,
+                });
+                return events;
+            }
+            events.push(Event::ArgumentsGrew {
+                slot,
+                appended: arguments,
+            });
+        }
+        if delta.complete && call.state == State::Open {
+            call.state = State::Complete;
+            events.push(Event::Completed { slot });
+        }
+        events
+    }
+
+    /// The slot of the call a fragment belongs to, starting a call when needed. A call that
+    /// starts at a later index completes the open calls before it whose arguments are whole.
+    fn slot_for(&mut self, delta: &Delta, events: &mut Vec<Event>) -> usize {
+        if let Some(&slot) = self.by_index.get(&delta.index) {
+            let same = match (&delta.id, &self.calls[slot].id) {
+                (Some(new), Some(old)) => new == old,
+                (Some(_), None) => {
+                    self.calls[slot].name.is_empty() && self.calls[slot].arguments.is_empty()
+                }
+                (None, _) => true,
+            };
+            if same {
+                if self.calls[slot].id.is_none() {
+                    self.calls[slot].id.clone_from(&delta.id);
+                }
+                return slot;
+            }
+        }
+        for call_slot in 0..self.calls.len() {
+            let call = &mut self.calls[call_slot];
+            if call.state == State::Open && call.scan.is_whole() && call.index <= delta.index {
+                call.state = State::Complete;
+                events.push(Event::Completed { slot: call_slot });
+            }
+        }
+        let slot = self.calls.len();
+        self.calls.push(Call {
+            index: delta.index,
+            id: delta.id.clone(),
+            name: String::new(),
+            arguments: String::new(),
+            scan: ValueScan::default(),
+            state: State::Open,
+            failure: None,
+        });
+        self.by_index.insert(delta.index, slot);
+        events.push(Event::Started {
+            slot,
+            index: delta.index,
+            id: delta.id.clone(),
+        });
+        slot
+    }
+
+    /// The end of the turn was announced (finish_reason, done): every open call is complete.
+    pub fn end_of_turn(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        for (slot, call) in self.calls.iter_mut().enumerate() {
+            if call.state == State::Open {
+                call.state = State::Complete;
+                events.push(Event::Completed { slot });
+            }
+        }
+        events
+    }
+
+    /// The complete calls not yet handed out, in index order (then arrival order); calls before
+    /// an open one wait for it, so calls come out in order. Their arguments are repaired here.
+    pub fn take_completed(&mut self) -> Vec<Result<AssembledCall, FailedCall>> {
+        let mut order: Vec<usize> = (0..self.calls.len()).collect();
+        order.sort_by_key(|&s| (self.calls[s].index, s));
+        let mut out = Vec::new();
+        for slot in order {
+            match self.calls[slot].state {
+                State::Open => break,
+                State::Complete | State::Failed => out.push(self.assemble(slot)),
+                State::Taken => {}
+            }
+            self.calls[slot].state = State::Taken;
+        }
+        out
+    }
+
+    /// The stream ended: every call that is left, complete or not, repaired where cut off.
+    pub fn finish(&mut self) -> Vec<Result<AssembledCall, FailedCall>> {
+        self.end_of_turn();
+        self.take_completed()
+    }
+
+    /// The arguments text so far of the call in `slot`.
+    pub fn arguments(&self, slot: usize) -> Option<&str> {
+        self.calls.get(slot).map(|c| c.arguments.as_str())
+    }
+
+    /// The index and id of the call in `slot`.
+    pub fn call_key(&self, slot: usize) -> (usize, Option<String>) {
+        let call = &self.calls[slot];
+        (call.index, call.id.clone())
+    }
+
+    /// The slot of the newest call at `index`.
+    pub fn slot_of(&self, index: usize) -> Option<usize> {
+        self.by_index.get(&index).copied()
+    }
+
+    fn assemble(&self, slot: usize) -> Result<AssembledCall, FailedCall> {
+        let call = &self.calls[slot];
+        let failed = |code, message: String, position| FailedCall {
+            index: call.index,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            raw_arguments: call.arguments.clone(),
+            code,
+            message,
+            position,
+        };
+        if let Some((code, message)) = &call.failure {
+            return Err(failed(*code, message.clone(), None));
+        }
+        let text = if call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            call.arguments.as_str()
+        };
+        match repair(text.as_bytes(), &self.limits) {
+            Ok(r) => Ok(AssembledCall {
+                index: call.index,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: r.json.into_owned(),
+                raw_arguments: call.arguments.clone(),
+                repairs: r.repairs,
+            }),
+            Err(e) => Err(failed(
+                e.code(),
+                format!("Arguments could not be parsed: {e}"),
+                Some(e.position),
+            )),
+        }
+    }
+}
+
+fn over_limits(call: &Call, limits: &Limits) -> Option<(ErrorCode, String)> {
+    if call.arguments.len() > limits.max_size {
+        return Some((
+            ErrorCode::TooLarge,
+            format!(
+                "Arguments of call {} went over the size limit of {} bytes while streaming",
+                call.index, limits.max_size
+            ),
+        ));
+    }
+    if call.scan.max_depth() > limits.max_depth {
+        return Some((
+            ErrorCode::TooDeepOrTimeout,
+            format!(
+                "Arguments of call {} nest deeper than the depth limit of {}",
+                call.index, limits.max_depth
+            ),
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta(index: usize, name: Option<&str>, arguments: Option<&str>, complete: bool) -> Delta {
+        Delta {
+            index,
+            id: None,
+            name: name.map(String::from),
+            arguments: arguments.map(String::from),
+            complete,
+        }
+    }
+
+    fn names(calls: &[Result<AssembledCall, FailedCall>]) -> Vec<String> {
+        calls
+            .iter()
+            .map(|c| c.as_ref().map(|c| c.name.clone()).unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn fragments_in_order() {
+        let mut acc = Accumulator::new(Limits::default());
+        for d in [
+            delta(0, Some("read"), None, false),
+            delta(0, Some("_file"), None, false),
+            delta(0, None, Some("{\"pa"), false),
+            delta(0, None, Some("th\": "), false),
+            delta(0, None, Some("\"test.txt\"}"), false),
+        ] {
+            acc.feed(d);
+        }
+        assert!(
+            acc.take_completed().is_empty(),
+            "nothing complete until complete"
+        );
+        acc.feed(delta(0, None, None, true));
+        let calls = acc.take_completed();
+        let call = calls[0].as_ref().unwrap();
+        assert_eq!(
+            (call.name.as_str(), call.arguments.as_str()),
+            ("read_file", "{\"path\": \"test.txt\"}")
+        );
+    }
+
+    #[test]
+    fn interleaved_calls_come_out_by_index() {
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(1, Some("write_file"), None, false));
+        acc.feed(delta(0, Some("read_file"), None, false));
+        acc.feed(delta(0, None, Some("{\"path\": \"a.txt\"}"), false));
+        acc.feed(delta(
+            1,
+            None,
+            Some("{\"path\": \"b.txt\", \"content\": \"hi\"}"),
+            false,
+        ));
+        acc.feed(delta(1, None, None, true));
+        assert!(acc.take_completed().is_empty(), "call 0 is still open");
+        acc.feed(delta(0, None, None, true));
+        assert_eq!(names(&acc.take_completed()), ["read_file", "write_file"]);
+    }
+
+    #[test]
+    fn a_later_index_completes_a_whole_earlier_call() {
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("a"), Some("{\"x\": \"}\"}"), false));
+        let events = acc.feed(delta(1, Some("b"), Some("{"), false));
+        assert!(events.contains(&Event::Completed { slot: 0 }));
+        assert_eq!(names(&acc.take_completed()), ["a"]);
+        let rest = acc.finish();
+        let b = rest[0].as_ref().unwrap();
+        assert_eq!((b.name.as_str(), b.arguments.as_str()), ("b", "{}"));
+        assert!(!b.repairs.is_empty());
+    }
+
+    #[test]
+    fn reused_index_with_a_new_id_is_a_new_call() {
+        let mut acc = Accumulator::new(Limits::default());
+        let with_id = |id: &str, name: &str| Delta {
+            index: 0,
+            id: Some(id.into()),
+            name: Some(name.into()),
+            arguments: Some("{}".into()),
+            complete: false,
+        };
+        acc.feed(with_id("c1", "a"));
+        acc.feed(with_id("c2", "b"));
+        assert_eq!(names(&acc.finish()), ["a", "b"]);
+    }
+
+    #[test]
+    fn fragment_after_completion_is_an_error_event() {
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("a"), Some("{}"), true));
+        let events = acc.feed(delta(0, None, Some("x"), false));
+        assert!(matches!(
+            events[0],
+            Event::Failed {
+                code: ErrorCode::CallConstruction,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn limits_fail_the_call_at_the_fragment_that_crosses_them() {
+        let mut acc = Accumulator::new(Limits {
+            max_size: 10,
+            ..Limits::default()
+        });
+        acc.feed(delta(0, Some("a"), Some("{\"k\": \""), false));
+        let events = acc.feed(delta(0, None, Some("0123456789"), false));
+        assert!(matches!(
+            events.last(),
+            Some(Event::Failed {
+                code: ErrorCode::TooLarge,
+                ..
+            })
+        ));
+        assert_eq!(acc.arguments(0), Some(""));
+        let mut deep = Accumulator::new(Limits {
+            max_depth: 3,
+            ..Limits::default()
+        });
+        let events = deep.feed(delta(0, Some("a"), Some("[[[["), false));
+        assert!(matches!(
+            events.last(),
+            Some(Event::Failed {
+                code: ErrorCode::TooDeepOrTimeout,
+                ..
+            })
+        ));
+        let done = deep.finish();
+        assert_eq!(
+            done[0].as_ref().unwrap_err().code,
+            ErrorCode::TooDeepOrTimeout
+        );
+    }
+
+    #[test]
+    fn finish_repairs_and_reports() {
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("t1"), Some("{}"), true));
+        acc.feed(delta(1, Some("t2"), Some("{\"a\": 1,"), false));
+        acc.feed(delta(2, Some("t3"), Some("nonsense"), false));
+        let all = acc.finish();
+        assert_eq!(all.len(), 3);
+        assert_eq!(all[1].as_ref().unwrap().arguments, "{\"a\": 1}");
+        assert_eq!(all[2].as_ref().unwrap_err().code, ErrorCode::Unparseable);
+    }
+
+    #[test]
+    fn scan_follows_strings_across_fragments() {
+        let mut scan = ValueScan::default();
+        for piece in ["{\"a\": \"x\\", "\"}", "\"}"] {
+            scan.feed(piece.as_bytes());
+        }
+        assert!(scan.is_whole());
+    }
+}

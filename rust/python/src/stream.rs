@@ -1,0 +1,427 @@
+//! ToolCallAccumulator: streamed chunks (OpenAI deltas, Ollama NDJSON lines, raw SSE or NDJSON
+//! bytes, ToolCallDelta) read into wire-neutral fragments for the core's accumulator; assembled
+//! calls go through the same checks as parse_response.
+
+use jiter::{PartialMode, PythonParse, StringCacheMode};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use toolmend_core::stream::{Accumulator, Delta, Event};
+use toolmend_core::{ErrorCode, Limits};
+
+use crate::convert::{input_bytes, orjson_dumps, orjson_loads};
+use crate::registry::PyToolRegistry;
+use crate::response::{get, int_of, Candidate, Failure, ParseResult, Pipeline};
+
+/// One fragment of one tool call, for callers that read the wire themselves.
+#[pyclass(module = "toolmend", frozen, get_all)]
+#[derive(Clone)]
+pub struct ToolCallDelta {
+    index: usize,
+    id: Option<String>,
+    name: Option<String>,
+    arguments: Option<String>,
+    complete: bool,
+}
+
+#[pymethods]
+impl ToolCallDelta {
+    #[new]
+    #[pyo3(signature = (index=0, id=None, name=None, arguments=None, complete=false))]
+    fn new(
+        index: usize,
+        id: Option<String>,
+        name: Option<String>,
+        arguments: Option<String>,
+        complete: bool,
+    ) -> Self {
+        ToolCallDelta {
+            index,
+            id,
+            name,
+            arguments,
+            complete,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ToolCallDelta(index={}, id={:?}, name={:?}, arguments={:?}, complete={})",
+            self.index, self.id, self.name, self.arguments, self.complete
+        )
+    }
+}
+
+/// What a chunk caused: `kind` is "started", "name", "arguments", "completed" or "failed";
+/// `text` is what was appended (name or arguments); `code` and `message` say why a call failed.
+#[pyclass(module = "toolmend", frozen, get_all)]
+pub struct StreamEvent {
+    kind: &'static str,
+    index: usize,
+    id: Option<String>,
+    text: Option<String>,
+    code: Option<&'static str>,
+    message: Option<String>,
+}
+
+#[pymethods]
+impl StreamEvent {
+    fn __repr__(&self) -> String {
+        let mut out = format!("StreamEvent(kind={:?}, index={}", self.kind, self.index);
+        if let Some(text) = &self.text {
+            out.push_str(&format!(", text={text:?}"));
+        }
+        if let Some(code) = self.code {
+            out.push_str(&format!(", code={code:?}"));
+        }
+        out.push(')');
+        out
+    }
+}
+
+/// Assembles the tool calls of one streamed turn. Not shared between threads: one per stream.
+#[pyclass(module = "toolmend", unsendable)]
+pub struct ToolCallAccumulator {
+    core: Accumulator,
+    limits: Limits,
+    registry: Option<Py<PyToolRegistry>>,
+    /// Bytes of a raw stream after its last newline: a line still arriving.
+    pending: Vec<u8>,
+    /// Index for Ollama calls that carry none: they count up through the turn.
+    next_ollama_index: usize,
+}
+
+#[pymethods]
+impl ToolCallAccumulator {
+    #[new]
+    #[pyo3(signature = (registry=None, *, max_size=1_048_576, max_depth=64, timeout_ms=100))]
+    fn new(
+        registry: Option<Py<PyToolRegistry>>,
+        max_size: usize,
+        max_depth: usize,
+        timeout_ms: u64,
+    ) -> Self {
+        let limits = Limits {
+            max_size,
+            max_depth,
+            timeout_ms,
+        };
+        ToolCallAccumulator {
+            core: Accumulator::new(limits),
+            limits,
+            registry,
+            pending: Vec::new(),
+            next_ollama_index: 0,
+        }
+    }
+
+    /// Takes one chunk (an OpenAI stream chunk or delta, an Ollama /api/chat line, raw bytes or
+    /// text of either stream split anywhere, or a ToolCallDelta) and returns the events it caused.
+    fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Vec<StreamEvent>> {
+        let mut events = Vec::new();
+        if let Ok(delta) = chunk.cast::<ToolCallDelta>() {
+            let d = delta.get().clone();
+            self.push(
+                Delta {
+                    index: d.index,
+                    id: d.id,
+                    name: d.name,
+                    arguments: d.arguments,
+                    complete: d.complete,
+                },
+                &mut events,
+            );
+        } else if let Ok(d) = chunk.cast::<PyDict>() {
+            self.feed_object(py, d, &mut events)?;
+        } else {
+            let bytes = input_bytes(chunk)?;
+            self.pending.extend_from_slice(&bytes);
+            while let Some(newline) = self.pending.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = self.pending.drain(..=newline).collect();
+                self.feed_line(py, &line, &mut events)?;
+            }
+        }
+        Ok(events)
+    }
+
+    /// The calls that are complete and not yet handed out, in index order, checked like
+    /// parse_response's (errors for those that fail).
+    fn completed(&mut self, py: Python<'_>) -> PyResult<ParseResult> {
+        let assembled = self.core.take_completed();
+        self.check(py, assembled)
+    }
+
+    /// The end of the stream: whatever is left, cut-off arguments repaired, as a ParseResult.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<ParseResult> {
+        if !self.pending.is_empty() {
+            let line = std::mem::take(&mut self.pending);
+            let mut events = Vec::new();
+            self.feed_line(py, &line, &mut events)?;
+        }
+        let assembled = self.core.finish();
+        self.check(py, assembled)
+    }
+
+    /// The arguments of the call at `index` parsed so far, open strings included (None when no
+    /// call has that index yet or nothing can be read).
+    fn partial<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(text) = self
+            .core
+            .slot_of(index)
+            .and_then(|slot| self.core.arguments(slot))
+        else {
+            return Ok(None);
+        };
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let parser = PythonParse {
+            cache_mode: StringCacheMode::Keys,
+            partial_mode: PartialMode::TrailingStrings,
+            ..Default::default()
+        };
+        match parser.python_parse(py, text.as_bytes()) {
+            Ok(value) => Ok(Some(value)),
+            // Not JSON so far (single quotes, say): what the repair pass makes of it.
+            Err(_) => match toolmend_core::repair(text.as_bytes(), &self.limits) {
+                Ok(r) => Ok(PythonParse::default()
+                    .python_parse(py, r.json.as_bytes())
+                    .ok()),
+                Err(_) => Ok(None),
+            },
+        }
+    }
+}
+
+impl ToolCallAccumulator {
+    fn push(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) {
+        let events = self.core.feed(delta);
+        self.translate(events, out);
+    }
+
+    fn translate(&self, events: Vec<Event>, out: &mut Vec<StreamEvent>) {
+        for event in events {
+            let (kind, slot, text, code, message) = match event {
+                Event::Started { slot, .. } => ("started", slot, None, None, None),
+                Event::NameGrew { slot, appended } => ("name", slot, Some(appended), None, None),
+                Event::ArgumentsGrew { slot, appended } => {
+                    ("arguments", slot, Some(appended), None, None)
+                }
+                Event::Completed { slot } => ("completed", slot, None, None, None),
+                Event::Failed {
+                    slot,
+                    code,
+                    message,
+                } => ("failed", slot, None, Some(code.as_str()), Some(message)),
+            };
+            let (index, id) = self.core.call_key(slot);
+            out.push(StreamEvent {
+                kind,
+                index,
+                id,
+                text,
+                code,
+                message,
+            });
+        }
+    }
+
+    fn feed_line(
+        &mut self,
+        py: Python<'_>,
+        line: &[u8],
+        out: &mut Vec<StreamEvent>,
+    ) -> PyResult<()> {
+        let line = line.trim_ascii();
+        let payload = line.strip_prefix(b"data:").map_or(line, <[u8]>::trim_ascii);
+        if payload.is_empty()
+            || line.starts_with(b":")
+            || line.starts_with(b"event:")
+            || line.starts_with(b"id:")
+        {
+            return Ok(());
+        }
+        if payload == b"[DONE]" {
+            let events = self.core.end_of_turn();
+            self.translate(events, out);
+            return Ok(());
+        }
+        match orjson_loads(py, PyBytes::new(py, payload).as_any())?.map(|v| v.cast_into::<PyDict>())
+        {
+            Some(Ok(d)) => self.feed_object(py, &d, out),
+            // A line that is not a JSON object (a proxy's keep-alive, a broken line) says nothing
+            // about any call.
+            _ => Ok(()),
+        }
+    }
+
+    fn feed_object(
+        &mut self,
+        py: Python<'_>,
+        d: &Bound<'_, PyDict>,
+        out: &mut Vec<StreamEvent>,
+    ) -> PyResult<()> {
+        // OpenAI chunk: choices[0].delta.tool_calls, finish_reason.
+        if let Some(choices) =
+            get(d, intern!(py, "choices")).and_then(|c| c.cast_into::<PyList>().ok())
+        {
+            for choice in choices.iter() {
+                let Ok(choice) = choice.cast_into::<PyDict>() else {
+                    continue;
+                };
+                if let Some(delta) =
+                    get(&choice, intern!(py, "delta")).and_then(|x| x.cast_into::<PyDict>().ok())
+                {
+                    self.feed_deltas(py, &delta, out)?;
+                }
+                if get(&choice, intern!(py, "finish_reason")).is_some() {
+                    let events = self.core.end_of_turn();
+                    self.translate(events, out);
+                }
+            }
+            return Ok(());
+        }
+        // Ollama line: whole calls in message.tool_calls; done ends the turn.
+        if let Some(message) =
+            get(d, intern!(py, "message")).and_then(|m| m.cast_into::<PyDict>().ok())
+        {
+            if let Some(calls) =
+                get(&message, intern!(py, "tool_calls")).and_then(|c| c.cast_into::<PyList>().ok())
+            {
+                for call in calls.iter() {
+                    let Ok(call) = call.cast_into::<PyDict>() else {
+                        continue;
+                    };
+                    let function = get(&call, intern!(py, "function"))
+                        .and_then(|f| f.cast_into::<PyDict>().ok());
+                    let index =
+                        int_of(function.as_ref().and_then(|f| get(f, intern!(py, "index"))))
+                            .unwrap_or(self.next_ollama_index);
+                    self.next_ollama_index = index + 1;
+                    let arguments = match function
+                        .as_ref()
+                        .and_then(|f| get(f, intern!(py, "arguments")))
+                    {
+                        Some(a) if a.is_instance_of::<PyString>() => {
+                            Some(a.cast_into::<PyString>()?.to_str()?.to_owned())
+                        }
+                        Some(a) => Some(orjson_dumps(py, &a)?),
+                        None => None,
+                    };
+                    let delta = Delta {
+                        index,
+                        id: get(&call, intern!(py, "id"))
+                            .and_then(|i| i.str().ok())
+                            .map(|s| s.to_string()),
+                        name: function
+                            .as_ref()
+                            .and_then(|f| get(f, intern!(py, "name")))
+                            .and_then(|n| n.str().ok())
+                            .map(|s| s.to_string()),
+                        arguments,
+                        complete: true,
+                    };
+                    self.push(delta, out);
+                }
+            }
+            if get(d, intern!(py, "done")).is_some_and(|done| done.is_truthy().unwrap_or(false)) {
+                let events = self.core.end_of_turn();
+                self.translate(events, out);
+            }
+            return Ok(());
+        }
+        // A bare delta ({"tool_calls": [...]}) as some clients pass it on.
+        self.feed_deltas(py, d, out)
+    }
+
+    fn feed_deltas(
+        &mut self,
+        py: Python<'_>,
+        delta: &Bound<'_, PyDict>,
+        out: &mut Vec<StreamEvent>,
+    ) -> PyResult<()> {
+        let Some(calls) =
+            get(delta, intern!(py, "tool_calls")).and_then(|c| c.cast_into::<PyList>().ok())
+        else {
+            return Ok(());
+        };
+        for (position, call) in calls.iter().enumerate() {
+            let Ok(call) = call.cast_into::<PyDict>() else {
+                continue;
+            };
+            let function =
+                get(&call, intern!(py, "function")).and_then(|f| f.cast_into::<PyDict>().ok());
+            let text = |key: &Bound<'_, PyString>| -> Option<String> {
+                function
+                    .as_ref()
+                    .and_then(|f| get(f, key))
+                    .and_then(|v| v.str().ok())
+                    .map(|s| s.to_string())
+            };
+            let delta = Delta {
+                index: int_of(get(&call, intern!(py, "index"))).unwrap_or(position),
+                id: get(&call, intern!(py, "id"))
+                    .and_then(|i| i.str().ok())
+                    .map(|s| s.to_string()),
+                name: text(intern!(py, "name")),
+                arguments: text(intern!(py, "arguments")),
+                complete: false,
+            };
+            self.push(delta, out);
+        }
+        Ok(())
+    }
+
+    fn check(
+        &self,
+        py: Python<'_>,
+        assembled: Vec<
+            Result<toolmend_core::stream::AssembledCall, toolmend_core::stream::FailedCall>,
+        >,
+    ) -> PyResult<ParseResult> {
+        let registry = self.registry.as_ref().map(|r| r.borrow(py));
+        let mut pipeline = Pipeline {
+            py,
+            registry: registry.as_deref(),
+            limits: self.limits,
+            repair: true,
+            calls: Vec::new(),
+            errors: Vec::new(),
+        };
+        for call in assembled {
+            let candidate = match call {
+                Ok(c) => Candidate {
+                    id: c.id.map(|id| PyString::new(py, &id)),
+                    name: Some(PyString::new(py, &c.name).into_any()),
+                    arguments: Some(Some(PyString::new(py, &c.arguments).into_any())),
+                    index: c.index,
+                    source: "stream",
+                    log: c.repairs,
+                    unreadable: None,
+                },
+                Err(f) => Candidate {
+                    id: f.id.map(|id| PyString::new(py, &id)),
+                    name: Some(PyString::new(py, &f.name).into_any()),
+                    arguments: Some(Some(PyString::new(py, &f.raw_arguments).into_any())),
+                    index: f.index,
+                    source: "stream",
+                    log: Vec::new(),
+                    unreadable: Some(Failure {
+                        position: f.position,
+                        ..Failure::new(f.code, f.message, suggestion(f.code))
+                    }),
+                },
+            };
+            pipeline.run(candidate)?;
+        }
+        pipeline.into_result(String::new())
+    }
+}
+
+fn suggestion(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::TooLarge => "send smaller arguments, or raise max_size",
+        ErrorCode::TooDeepOrTimeout => "flatten the arguments, or raise max_depth",
+        _ => "send the arguments as one JSON object",
+    }
+}

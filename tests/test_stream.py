@@ -1,0 +1,198 @@
+"""ToolCallAccumulator: fragments assembled by (index, id), completion, limits, recorded streams."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolmend import ParseResult, ToolCallAccumulator, ToolCallDelta, ToolRegistry
+
+STREAMS = Path(__file__).parent / "data" / "streams"
+RECORDED = sorted(STREAMS.glob("*.sse")) + sorted(STREAMS.glob("*.ndjson"))
+
+
+def names_and_arguments(result: ParseResult) -> list[tuple[str, dict[str, Any]]]:
+    return [(c.name, c.arguments) for c in result.calls]
+
+
+# ---- the seed's cases ---------------------------------------------------------------------------
+
+
+def test_fragments_in_order_and_nothing_complete_until_complete() -> None:
+    acc = ToolCallAccumulator()
+    for d in [
+        ToolCallDelta(0, name="read"),
+        ToolCallDelta(0, name="_file"),
+        ToolCallDelta(0, arguments='{"pa'),
+        ToolCallDelta(0, arguments='th": '),
+        ToolCallDelta(0, arguments='"test.txt"}'),
+    ]:
+        acc.feed(d)
+    assert acc.completed().calls == ()
+    events = acc.feed(ToolCallDelta(0, complete=True))
+    assert [e.kind for e in events] == ["completed"]
+    (call,) = acc.completed().calls
+    assert (call.name, call.arguments, call.raw_arguments) == ("read_file", {"path": "test.txt"}, '{"path": "test.txt"}')
+
+
+def test_partial_name_and_arguments_in_one_delta() -> None:
+    acc = ToolCallAccumulator()
+    for part in ["exec", "ute_"]:
+        acc.feed(ToolCallDelta(0, name=part))
+    acc.feed(ToolCallDelta(0, name="command", arguments='{"cmd": "ls"}', complete=True))
+    assert names_and_arguments(acc.completed()) == [("execute_command", {"cmd": "ls"})]
+
+
+def test_two_interleaved_calls_by_index() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="read_file"))
+    acc.feed(ToolCallDelta(1, name="write_file"))
+    acc.feed(ToolCallDelta(0, arguments='{"path": "a.txt"}'))
+    acc.feed(ToolCallDelta(1, arguments='{"path": "b.txt", "content": "hi"}'))
+    acc.feed(ToolCallDelta(1, complete=True))
+    assert acc.completed().calls == ()  # call 0 is still open: calls come out in order
+    acc.feed(ToolCallDelta(0, complete=True))
+    result = acc.completed()
+    assert [(c.index, c.name) for c in result.calls] == [(0, "read_file"), (1, "write_file")]
+
+
+def test_finish_returns_the_rest_repaired_or_with_errors() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="tool1", arguments="{}", complete=True))
+    acc.feed(ToolCallDelta(1, name="tool2", arguments='{"a": [1, 2'))
+    acc.feed(ToolCallDelta(2, name="tool3", arguments="not json at all"))
+    result = acc.finish()
+    assert names_and_arguments(result) == [("tool1", {}), ("tool2", {"a": [1, 2]})]
+    assert [r.kind for r in result.calls[1].repairs] == ["missing_closing_bracket", "missing_closing_brace"]
+    (error,) = result.errors
+    assert (error.code, error.tool_name, error.index) == ("TLP-004", "tool3", 2)
+
+
+# ---- completion, order, keys --------------------------------------------------------------------
+
+
+def test_a_later_index_completes_an_earlier_whole_call() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="a", arguments='{"x": "}"}'))
+    events = acc.feed(ToolCallDelta(1, name="b", arguments="{"))
+    assert [(e.kind, e.index) for e in events][:2] == [("completed", 0), ("started", 1)]
+    assert [c.name for c in acc.completed().calls] == ["a"]
+
+
+def test_out_of_order_fragments_are_placed_by_index() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(2, name="c", arguments="{}"))
+    acc.feed(ToolCallDelta(0, name="a", arguments='{"v": 0}'))
+    acc.feed(ToolCallDelta(1, name="b", arguments="{}"))
+    assert [(c.index, c.name) for c in acc.finish().calls] == [(0, "a"), (1, "b"), (2, "c")]
+
+
+def test_reused_index_with_new_ids_are_separate_calls() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "a", "arguments": "{}"}}]}}]})
+    acc.feed({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c2", "function": {"name": "b", "arguments": "{}"}}]}}]})
+    assert [(c.id, c.name) for c in acc.finish().calls] == [("c1", "a"), ("c2", "b")]
+
+
+def test_fragment_for_a_completed_call_is_an_error_event() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="a", arguments="{}", complete=True))
+    (event,) = acc.feed(ToolCallDelta(0, arguments='"more"'))
+    assert (event.kind, event.code) == ("failed", "TLP-006")
+    assert [c.name for c in acc.finish().calls] == ["a"]
+
+
+def test_limits_fail_a_call_at_the_fragment_that_crosses_them() -> None:
+    acc = ToolCallAccumulator(max_size=100)
+    acc.feed(ToolCallDelta(0, name="big", arguments='{"content": "'))
+    events = acc.feed(ToolCallDelta(0, arguments="x" * 200))
+    assert [(e.kind, e.code) for e in events] == [("failed", "TLP-007")]
+    acc.feed(ToolCallDelta(1, name="small", arguments="{}"))
+    result = acc.finish()
+    assert [c.name for c in result.calls] == ["small"]
+    assert [(e.code, e.tool_name) for e in result.errors] == [("TLP-007", "big")]
+    deep = ToolCallAccumulator(max_depth=5)
+    assert deep.feed(ToolCallDelta(0, name="d", arguments="[" * 10))[-1].code == "TLP-008"
+
+
+def test_registry_checks_completed_calls() -> None:
+    reg = ToolRegistry()
+    reg.register("read_file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    acc = ToolCallAccumulator(reg)
+    acc.feed(ToolCallDelta(0, name="read_file", arguments='{"path": 7}', complete=True))
+    acc.feed(ToolCallDelta(1, name="nope", arguments="{}", complete=True))
+    result = acc.completed()
+    assert [(e.code, e.index) for e in result.errors] == [("TSR-004", 0), ("TSR-001", 1)]
+    assert result.errors[0].validation[0].path == "/path"
+
+
+def test_partial_shows_arguments_as_they_stream() -> None:
+    acc = ToolCallAccumulator()
+    assert acc.partial(0) is None
+    acc.feed(ToolCallDelta(0, name="write_file", arguments='{"path": "a.py", "content": "def f():\\n'))
+    assert acc.partial(0) == {"path": "a.py", "content": "def f():\n"}
+    acc.feed(ToolCallDelta(0, arguments='    return 1'))
+    assert acc.partial(0) == {"path": "a.py", "content": "def f():\n    return 1"}
+    acc.feed(ToolCallDelta(0, arguments='", "mode": "w"}'))
+    assert acc.partial(0) == {"path": "a.py", "content": "def f():\n    return 1", "mode": "w"}
+
+
+# ---- wire shapes and recorded streams ---------------------------------------------------------------
+
+
+def test_ollama_lines_carry_whole_calls() -> None:
+    acc = ToolCallAccumulator()
+    lines = (STREAMS / "ollama_chat_two_calls.ndjson").read_text().splitlines()
+    kinds: list[str] = []
+    for line in lines:
+        kinds += [e.kind for e in acc.feed(json.loads(line))]
+    assert kinds.count("completed") == 2
+    result = acc.completed()
+    assert [(c.id, c.arguments) for c in result.calls] == [("call_4f1a9z0b", {"city": "New York"}), ("call_8k2m1x7q", {"city": "Paris"})]
+
+
+def whole(path: Path) -> ParseResult:
+    acc = ToolCallAccumulator()
+    acc.feed(path.read_bytes())
+    return acc.finish()
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
+def test_recorded_streams_give_their_calls(path: Path) -> None:
+    result = whole(path)
+    assert result.ok and result.calls
+    for c in result.calls:
+        assert c.name and isinstance(c.arguments, dict) and c.id
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_any_split_of_a_recorded_stream_gives_the_same_calls(path: Path, data: st.DataObject) -> None:
+    raw = path.read_bytes()
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=40)))
+    acc = ToolCallAccumulator()
+    for start, end in zip([0, *cuts], [*cuts, len(raw)]):
+        acc.feed(raw[start:end])
+    expected = whole(path)
+    result = acc.finish()
+    assert [(c.id, c.name, c.arguments) for c in result.calls] == [(c.id, c.name, c.arguments) for c in expected.calls]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.text(max_size=6), st.booleans()), max_size=30))
+def test_any_fragments_give_a_result(fragments: list[tuple[int, str, bool]]) -> None:
+    acc = ToolCallAccumulator()
+    for index, text, complete in fragments:
+        events = acc.feed(ToolCallDelta(index, name="t" if complete else None, arguments=text, complete=complete))
+        assert all(e.kind in {"started", "name", "arguments", "completed", "failed"} for e in events)
+        acc.partial(index)
+    result = acc.finish()
+    for error in result.errors:
+        assert error.code.startswith(("TLP-", "TSR-"))
+    assert all(isinstance(c.arguments, dict) for c in result.calls)
