@@ -196,3 +196,51 @@ def test_any_fragments_give_a_result(fragments: list[tuple[int, str, bool]]) -> 
     for error in result.errors:
         assert error.code.startswith(("TLP-", "TSR-"))
     assert all(isinstance(c.arguments, dict) for c in result.calls)
+
+
+# ---- partial(): the live view --------------------------------------------------------------------
+
+
+def test_partial_is_a_live_view_that_keeps_complete_values() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="w", arguments='{"items": [{"n": 1}, '))
+    view = acc.partial(0)
+    first_item = view["items"][0]
+    acc.feed(ToolCallDelta(0, arguments='{"n": 2}], "note": "caf\\u00e9 \\ud83d'))
+    again = acc.partial(0)
+    assert again is view and again["items"][0] is first_item  # built once, kept
+    assert again == {"items": [{"n": 1}, {"n": 2}], "note": "café "}
+    acc.feed(ToolCallDelta(0, arguments='\\ude00", "big": 123456789012345678901234567890, "f": -1.5e2, "ok": true, "x": null}'))
+    assert acc.partial(0) == {
+        "items": [{"n": 1}, {"n": 2}],
+        "note": "café 😀",
+        "big": 123456789012345678901234567890,
+        "f": -150.0,
+        "ok": True,
+        "x": None,
+    }
+
+
+def test_partial_of_text_that_is_not_strict_json_uses_the_repair_pass() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="w", arguments="{'path': 'a.txt', 'n': [1, 2"))
+    assert acc.partial(0) == {"path": "a.txt", "n": [1, 2]}
+
+
+DOCUMENTS = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=5), DOCUMENTS, max_size=5), st.data())
+def test_partial_after_any_split_ends_equal_to_the_document(document: dict[str, Any], data: st.DataObject) -> None:
+    text = json.dumps(document, ensure_ascii=data.draw(st.booleans()))
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
+    acc = ToolCallAccumulator(max_depth=1000)
+    for start, end in zip([0, *cuts], [*cuts, len(text)]):
+        acc.feed(ToolCallDelta(0, name="t", arguments=text[start:end]))
+        assert acc.partial(0) is None or isinstance(acc.partial(0), dict)
+    assert acc.partial(0) == json.loads(text)

@@ -6,6 +6,7 @@
 pub mod error;
 pub mod extract;
 pub mod limits;
+pub mod partial;
 pub mod repair;
 mod scan;
 pub mod schema;

@@ -6,6 +6,7 @@ use jiter::{PartialMode, PythonParse, StringCacheMode};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use toolmend_core::partial::{Reader, Token};
 use toolmend_core::stream::{Accumulator, Delta, Event};
 use toolmend_core::{ErrorCode, Limits};
 
@@ -89,6 +90,8 @@ pub struct ToolCallAccumulator {
     pending: Vec<u8>,
     /// Index for Ollama calls that carry none: they count up through the turn.
     next_ollama_index: usize,
+    /// partial()'s live views, by the core's call slot.
+    views: Vec<LiveView>,
 }
 
 #[pymethods]
@@ -112,6 +115,7 @@ impl ToolCallAccumulator {
             registry,
             pending: Vec::new(),
             next_ollama_index: 0,
+            views: Vec::new(),
         }
     }
 
@@ -162,16 +166,33 @@ impl ToolCallAccumulator {
         self.check(py, assembled)
     }
 
-    /// The arguments of the call at `index` parsed so far, open strings included (None when no
-    /// call has that index yet or nothing can be read).
-    fn partial<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let Some(text) = self
-            .core
-            .slot_of(index)
-            .and_then(|slot| self.core.arguments(slot))
-        else {
+    /// The arguments of the call at `index` received so far as Python objects, open strings
+    /// included (None before any arguments). A live view: each call reads only the text that
+    /// arrived since the last one; values already complete were built once and are kept in the
+    /// same dict, and only the open string is rebuilt. The dict belongs to the accumulator: copy
+    /// it to keep it.
+    fn partial<'py>(
+        &mut self,
+        py: Python<'py>,
+        index: usize,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(slot) = self.core.slot_of(index) else {
             return Ok(None);
         };
+        let text = self.core.arguments(slot).unwrap_or_default();
+        if self.views.len() <= slot {
+            self.views.resize_with(slot + 1, LiveView::default);
+        }
+        let view = &mut self.views[slot];
+        if text.len() < view.fed {
+            *view = LiveView::default(); // the buffer was freed (the call failed)
+        }
+        view.read(py, &text[view.fed..])?;
+        view.fed = text.len();
+        if !view.reader.is_broken() {
+            return view.value(py);
+        }
+        // Not strict JSON (single quotes, say): what the repair pass makes of the whole text.
         if text.trim().is_empty() {
             return Ok(None);
         }
@@ -182,7 +203,6 @@ impl ToolCallAccumulator {
         };
         match parser.python_parse(py, text.as_bytes()) {
             Ok(value) => Ok(Some(value)),
-            // Not JSON so far (single quotes, say): what the repair pass makes of it.
             Err(_) => match toolmend_core::repair(text.as_bytes(), &self.limits) {
                 Ok(r) => Ok(PythonParse::default()
                     .python_parse(py, r.json.as_bytes())
@@ -191,6 +211,136 @@ impl ToolCallAccumulator {
             },
         }
     }
+}
+
+/// Python objects built from the incremental reader's tokens, kept between calls.
+#[derive(Default)]
+struct LiveView {
+    reader: Reader,
+    /// Bytes of the call's arguments read so far.
+    fed: usize,
+    tokens: Vec<Token>,
+    root: Option<Py<PyAny>>,
+    /// Open containers, innermost last, with the key waiting for its value (objects).
+    stack: Vec<(Py<PyAny>, Option<Py<PyString>>)>,
+    /// The open string value: its text, and whether the view shows all of it.
+    open: Option<(String, bool)>,
+    /// Where the open string sits: its key, or its position in a list.
+    open_at: Option<Py<PyString>>,
+}
+
+impl LiveView {
+    fn read(&mut self, py: Python<'_>, text: &str) -> PyResult<()> {
+        self.reader.feed(text, &mut self.tokens);
+        for token in std::mem::take(&mut self.tokens) {
+            match token {
+                Token::ObjectStart => {
+                    let d = PyDict::new(py).into_any().unbind();
+                    self.place(py, d.clone_ref(py))?;
+                    self.stack.push((d, None));
+                }
+                Token::ArrayStart => {
+                    let l = PyList::empty(py).into_any().unbind();
+                    self.place(py, l.clone_ref(py))?;
+                    self.stack.push((l, None));
+                }
+                Token::End => {
+                    self.stack.pop();
+                }
+                Token::Key(k) => {
+                    if let Some(top) = self.stack.last_mut() {
+                        top.1 = Some(PyString::new(py, &k).unbind());
+                    }
+                }
+                Token::StringStart => {
+                    self.open_at = self
+                        .stack
+                        .last()
+                        .and_then(|top| top.1.as_ref().map(|k| k.clone_ref(py)));
+                    self.place(py, PyString::new(py, "").into_any().unbind())?;
+                    self.open = Some((String::new(), true));
+                }
+                Token::StringText(t) => {
+                    if let Some((text, shown)) = &mut self.open {
+                        text.push_str(&t);
+                        *shown = false;
+                    }
+                }
+                Token::StringEnd => {
+                    self.show_open_string(py)?;
+                    self.open = None;
+                }
+                Token::Number(n) => {
+                    let value = number(py, &n)?;
+                    self.place(py, value)?;
+                }
+                Token::Bool(b) => self.place(
+                    py,
+                    pyo3::types::PyBool::new(py, b)
+                        .to_owned()
+                        .into_any()
+                        .unbind(),
+                )?,
+                Token::Null => self.place(py, py.None())?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Puts a new value where the innermost container expects it (or at the root).
+    fn place(&mut self, py: Python<'_>, value: Py<PyAny>) -> PyResult<()> {
+        let Some((container, key)) = self.stack.last_mut() else {
+            self.root = Some(value);
+            return Ok(());
+        };
+        let container = container.bind(py);
+        match key.take() {
+            Some(k) => container.cast::<PyDict>()?.set_item(k, value),
+            None => container.cast::<PyList>()?.append(value),
+        }
+    }
+
+    /// Writes the open string's text into its container (O(its length)).
+    fn show_open_string(&mut self, py: Python<'_>) -> PyResult<()> {
+        let (Some((text, shown)), Some((container, _))) = (&mut self.open, self.stack.last())
+        else {
+            return Ok(());
+        };
+        if *shown {
+            return Ok(());
+        }
+        *shown = true;
+        let value = PyString::new(py, text);
+        let container = container.bind(py);
+        match &self.open_at {
+            Some(key) => container.cast::<PyDict>()?.set_item(key, value),
+            None => {
+                let list = container.cast::<PyList>()?;
+                list.set_item(list.len() - 1, value)
+            }
+        }
+    }
+
+    fn value<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.show_open_string(py)?;
+        Ok(self.root.as_ref().map(|r| r.bind(py).clone()))
+    }
+}
+
+/// A JSON number as Python's int or float (ints of any size, as json.loads reads them).
+fn number(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    if !text.contains(['.', 'e', 'E']) {
+        if let Ok(i) = text.parse::<i64>() {
+            return Ok(i.into_pyobject(py)?.into_any().unbind());
+        }
+        return Ok(py.get_type::<pyo3::types::PyInt>().call1((text,))?.unbind());
+    }
+    Ok(text
+        .parse::<f64>()
+        .unwrap_or(f64::NAN)
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
 }
 
 impl ToolCallAccumulator {
