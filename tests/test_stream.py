@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolmend import ParseResult, ToolCallAccumulator, ToolCallDelta, ToolRegistry
+from toolmend import ParseResult, TextCallParser, ToolCallAccumulator, ToolCallDelta, ToolRegistry
 
 STREAMS = Path(__file__).parent / "data" / "streams"
 RECORDED = sorted(STREAMS.glob("*.sse")) + sorted(STREAMS.glob("*.ndjson"))
@@ -244,3 +244,44 @@ def test_partial_after_any_split_ends_equal_to_the_document(document: dict[str, 
         acc.feed(ToolCallDelta(0, name="t", arguments=text[start:end]))
         assert acc.partial(0) is None or isinstance(acc.partial(0), dict)
     assert acc.partial(0) == json.loads(text)
+
+
+# ---- TextCallParser --------------------------------------------------------------------------------
+
+
+def run_tokens(parser: TextCallParser, tokens: list[str]) -> tuple[str, list[Any]]:
+    text, calls = "", []
+    for item in [x for token in tokens for x in parser.feed(token)] + parser.flush():
+        if isinstance(item, str):
+            text += item
+        else:
+            calls.append(item)
+    return text, calls
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_text_call_parser_finds_calls_token_by_token(size: int) -> None:
+    reply = 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris",}}\n</tool_call>\nDone.'
+    tokens = [reply[i : i + size] for i in range(0, len(reply), size)]
+    text, calls = run_tokens(TextCallParser(), tokens)
+    assert [(c.name, c.arguments, c.source) for c in calls] == [("get_weather", {"city": "Paris"}, "hermes")]
+    assert [r.kind for r in calls[0].repairs] == ["trailing_comma"]
+    assert text.split() == ["Checking.", "Done."]
+
+
+def test_text_call_parser_hands_plain_text_back_at_once() -> None:
+    parser = TextCallParser()
+    assert parser.feed("Hello ") == ["Hello "]
+    assert parser.feed("<tool") == []  # may open a marker
+    assert parser.feed("box>") == ["<toolbox>"]
+
+
+def test_text_call_parser_validates_and_gives_back_what_is_not_a_call() -> None:
+    reg = ToolRegistry()
+    reg.register("get_weather", {"type": "object", "properties": {"city": {"type": "string"}}})
+    parser = TextCallParser(reg, max_buffer=200)
+    _, calls = run_tokens(parser, ['[TOOL_CALLS]get_weather[ARGS]{"city": 5}', " and ", "<tool_call>" + "x" * 300])
+    assert [(type(c).__name__, c.code) for c in calls] == [("ToolCallError", "TSR-004")]
+    parser.reset()
+    text, calls = run_tokens(parser, ["<tool_call>", "x" * 300])
+    assert calls == [] and text == "<tool_call>" + "x" * 300

@@ -7,7 +7,7 @@ from toolmend.errors import ParseError, SchemaError, ToolmendError, UnknownToolE
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
 from toolmend.repair import Repair, RepairError, RepairResult, loads, repair
 from toolmend.response import ParseResult, ToolCall, ToolCallError, parse_response
-from toolmend._core import StreamEvent, ToolCallAccumulator, ToolCallDelta
+from toolmend._core import StreamEvent, TextCallParser, ToolCallAccumulator, ToolCallDelta
 
 __all__ = [
     "LOADS_MAX_DEPTH",
@@ -20,6 +20,7 @@ __all__ = [
     "SchemaError",
     "SkippedTool",
     "StreamEvent",
+    "TextCallParser",
     "ToolInfo",
     "ToolCall",
     "ToolCallAccumulator",

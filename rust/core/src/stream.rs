@@ -106,11 +106,14 @@ pub struct ValueScan {
     escaped: bool,
     /// A container was opened and closed back to depth 0.
     closed: bool,
+    /// Bytes fed so far, and how many had been fed when the first container closed.
+    fed: usize,
+    closed_at: usize,
 }
 
 impl ValueScan {
     pub fn feed(&mut self, text: &[u8]) {
-        for &b in text {
+        for (i, &b) in text.iter().enumerate() {
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
@@ -129,13 +132,20 @@ impl ValueScan {
                 }
                 b'}' | b']' => {
                     self.depth = self.depth.saturating_sub(1);
-                    if self.depth == 0 {
+                    if self.depth == 0 && !self.closed {
                         self.closed = true;
+                        self.closed_at = self.fed + i + 1;
                     }
                 }
                 _ => {}
             }
         }
+        self.fed += text.len();
+    }
+
+    /// Where the first whole container ended, in bytes fed.
+    pub fn closed_at(&self) -> Option<usize> {
+        self.closed.then_some(self.closed_at)
     }
 
     /// The text so far is one whole container (more may follow, but it could end here).

@@ -31,5 +31,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stream::ToolCallDelta>()?;
     m.add_class::<stream::StreamEvent>()?;
     m.add_class::<stream::ToolCallAccumulator>()?;
+    m.add_class::<stream::TextCallParser>()?;
     Ok(())
 }

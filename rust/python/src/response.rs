@@ -54,6 +54,12 @@ pub struct ToolCall {
     source: &'static str,
 }
 
+impl ToolCall {
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+}
+
 #[pymethods]
 impl ToolCall {
     /// The arguments as the model wrote them (text; an object given by Ollama is serialised).
@@ -102,6 +108,12 @@ pub struct ToolCallError {
     validation: Py<PyTuple>,
     #[pyo3(get)]
     suggestion: String,
+}
+
+impl ToolCallError {
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
 }
 
 #[pymethods]
@@ -195,6 +207,30 @@ pub(crate) struct Candidate<'py> {
     /// Why the call's text could not be read at all (a text format whose JSON is beyond repair,
     /// a streamed call over the limits); reported once the name has been checked.
     pub(crate) unreadable: Option<Failure>,
+}
+
+impl<'py> Candidate<'py> {
+    /// A call found in text.
+    pub(crate) fn found(py: Python<'py>, call: FoundCall, index: usize) -> Self {
+        let FoundCall {
+            name,
+            arguments,
+            id,
+            repairs,
+            error,
+            format,
+            ..
+        } = call;
+        Candidate {
+            id: id.map(|id| PyString::new(py, &id)),
+            name: name.map(|n| PyString::new(py, &n).into_any()),
+            arguments: Some(arguments.map(|a| PyString::new(py, &a).into_any())),
+            index,
+            source: format,
+            log: repairs,
+            unreadable: error.as_ref().map(core_failure),
+        }
+    }
 }
 
 impl<'py> Pipeline<'_, 'py> {
@@ -692,24 +728,7 @@ pub fn parse_response<'py>(
                 None => toolmend_core::extract::text_calls(&content, &limits, None),
             };
             for (i, call) in found.calls.into_iter().enumerate() {
-                let FoundCall {
-                    name,
-                    arguments,
-                    id,
-                    repairs,
-                    error,
-                    format,
-                    ..
-                } = call;
-                pipeline.run(Candidate {
-                    id: id.map(|id| PyString::new(py, &id)),
-                    name: name.map(|n| PyString::new(py, &n).into_any()),
-                    arguments: Some(arguments.map(|a| PyString::new(py, &a).into_any())),
-                    index: next_index + i,
-                    source: format,
-                    log: repairs,
-                    unreadable: error.as_ref().map(core_failure),
-                })?;
+                pipeline.run(Candidate::found(py, call, next_index + i))?;
             }
             found.text
         }

@@ -575,3 +575,99 @@ fn suggestion(code: ErrorCode) -> &'static str {
         _ => "send the arguments as one JSON object",
     }
 }
+
+/// Tool calls out of text that arrives token by token: plain text comes back at once, calls
+/// when their block closes (see toolmend_core::extract::TextCallParser).
+#[pyclass(module = "toolmend", unsendable)]
+pub struct TextCallParser {
+    core: toolmend_core::extract::TextCallParser,
+    limits: Limits,
+    registry: Option<Py<PyToolRegistry>>,
+    /// Calls handed out so far: the next call's index.
+    next_index: usize,
+}
+
+#[pymethods]
+impl TextCallParser {
+    #[new]
+    #[pyo3(signature = (registry=None, *, max_buffer=50_000, max_size=1_048_576, max_depth=64, timeout_ms=100))]
+    fn new(
+        registry: Option<Py<PyToolRegistry>>,
+        max_buffer: usize,
+        max_size: usize,
+        max_depth: usize,
+        timeout_ms: u64,
+    ) -> Self {
+        let limits = Limits {
+            max_size,
+            max_depth,
+            timeout_ms,
+        };
+        TextCallParser {
+            core: toolmend_core::extract::TextCallParser::new(limits, max_buffer),
+            limits,
+            registry,
+            next_index: 0,
+        }
+    }
+
+    /// One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order.
+    fn feed(&mut self, py: Python<'_>, token: &str) -> PyResult<Vec<Py<PyAny>>> {
+        let events = self.core.feed(token);
+        self.convert(py, events)
+    }
+
+    /// The end of the text: what is held back, a block still open read as it is.
+    fn flush(&mut self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+        let events = self.core.flush();
+        self.convert(py, events)
+    }
+
+    /// Forgets what is held, for a new turn.
+    fn reset(&mut self) {
+        self.core.reset();
+        self.next_index = 0;
+    }
+}
+
+impl TextCallParser {
+    fn convert(
+        &mut self,
+        py: Python<'_>,
+        events: Vec<toolmend_core::extract::TextEvent>,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        use toolmend_core::extract::TextEvent;
+        let registry = self.registry.as_ref().map(|r| r.borrow(py));
+        let mut out = Vec::new();
+        for event in events {
+            match event {
+                TextEvent::Text(text) => out.push(PyString::new(py, &text).into_any().unbind()),
+                TextEvent::Calls(found) => {
+                    let mut pipeline = Pipeline {
+                        py,
+                        registry: registry.as_deref(),
+                        limits: self.limits,
+                        repair: true,
+                        calls: Vec::new(),
+                        errors: Vec::new(),
+                    };
+                    for call in found {
+                        pipeline.run(Candidate::found(py, call, self.next_index))?;
+                        self.next_index += 1;
+                    }
+                    // In the order they were found.
+                    let mut items: Vec<(usize, Py<PyAny>)> = Vec::new();
+                    for call in pipeline.calls {
+                        items.push((call.index(), Py::new(py, call)?.into_any()));
+                    }
+                    for error in pipeline.errors {
+                        items.push((error.index(), Py::new(py, error)?.into_any()));
+                    }
+                    items.sort_by_key(|(i, _)| *i);
+                    out.extend(items.into_iter().map(|(_, item)| item));
+                }
+            }
+        }
+        Ok(out)
+    }
+}

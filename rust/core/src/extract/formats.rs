@@ -141,6 +141,48 @@ static FORMATS: &[Format] = &[
     format("think", "<think>", &["</think>"], Body::Think),
 ];
 
+/// A format's opening marker as the streaming text reader needs it: where the marker ends, the
+/// closing markers, and whether it opens no call (thinking).
+pub(super) struct Opening {
+    pub start: usize,
+    pub end: usize,
+    pub close: &'static [&'static str],
+    pub is_think: bool,
+    /// A section marker with no call of its own: dropped from the text.
+    pub is_strip: bool,
+}
+
+/// The first opening marker in `text`.
+pub(super) fn first_opening(text: &str) -> Option<Opening> {
+    markers().find(text).map(|m| {
+        let fmt = &FORMATS[m.pattern().as_usize()];
+        Opening {
+            start: m.start(),
+            end: m.end(),
+            close: fmt.close,
+            is_think: matches!(fmt.body, Body::Think),
+            is_strip: matches!(fmt.body, Body::Strip),
+        }
+    })
+}
+
+/// The longest end of `text` that is the start of some marker (text to hold back, since the
+/// next token may complete the marker).
+pub(super) fn marker_prefix_len(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    (1..bytes.len().min(MAX_MARKER_LEN) + 1)
+        .rev()
+        .find(|&n| {
+            text.is_char_boundary(bytes.len() - n)
+                && FORMATS
+                    .iter()
+                    .any(|f| f.open.as_bytes().starts_with(&bytes[bytes.len() - n..]))
+        })
+        .unwrap_or(0)
+}
+
+const MAX_MARKER_LEN: usize = 48;
+
 fn markers() -> &'static AhoCorasick {
     static MARKERS: OnceLock<AhoCorasick> = OnceLock::new();
     MARKERS.get_or_init(|| {

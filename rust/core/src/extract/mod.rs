@@ -90,3 +90,192 @@ pub fn text_calls(
 ) -> TextCalls {
     formats::scan(content, limits, is_tool)
 }
+
+/// What a piece of streamed text gave: text to show now, or the calls of a block that closed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TextEvent {
+    Text(String),
+    Calls(Vec<FoundCall>),
+}
+
+/// Reads tool calls out of text that arrives token by token. Plain text is handed back at once,
+/// except an end that may be the start of a marker; from a marker on, text is held until the
+/// block closes (its closing marker, or a whole JSON value for formats without one) and then read
+/// as calls. A block that holds no call, or grows past `max_buffer` bytes, is given back as text.
+/// Each byte is searched once, so a stream costs time linear in its size.
+#[derive(Debug)]
+pub struct TextCallParser {
+    limits: Limits,
+    max_buffer: usize,
+    buffer: String,
+    block: Option<Block>,
+}
+
+/// A block being read: from an opening marker to its end.
+#[derive(Debug)]
+struct Block {
+    close: &'static [&'static str],
+    /// Where the text after the marker starts in the buffer, and how far it was read.
+    body_from: usize,
+    searched: usize,
+    /// Where the JSON value starts (found once), and the scan of it.
+    value_from: Option<usize>,
+    /// Text other than whitespace came before any value.
+    seen_text: bool,
+    scan: crate::stream::ValueScan,
+}
+
+impl TextCallParser {
+    pub fn new(limits: Limits, max_buffer: usize) -> Self {
+        TextCallParser {
+            limits,
+            max_buffer,
+            buffer: String::new(),
+            block: None,
+        }
+    }
+
+    pub fn feed(&mut self, token: &str) -> Vec<TextEvent> {
+        self.buffer.push_str(token);
+        let mut events = Vec::new();
+        loop {
+            let Some(block) = &mut self.block else {
+                match formats::first_opening(&self.buffer) {
+                    Some(opening) if opening.is_strip => {
+                        let text: String = self.buffer.drain(..opening.start).collect();
+                        if !text.is_empty() {
+                            events.push(TextEvent::Text(text));
+                        }
+                        self.buffer.drain(..opening.end - opening.start);
+                    }
+                    Some(opening) if opening.is_think => {
+                        // Thinking is text: hand it out up to the marker's end and go on.
+                        let text: String = self.buffer.drain(..opening.end).collect();
+                        events.push(TextEvent::Text(text));
+                    }
+                    Some(opening) => {
+                        let text: String = self.buffer.drain(..opening.start).collect();
+                        if !text.is_empty() {
+                            events.push(TextEvent::Text(text));
+                        }
+                        let body = opening.end - opening.start;
+                        self.block = Some(Block {
+                            close: opening.close,
+                            body_from: body,
+                            searched: body,
+                            value_from: None,
+                            seen_text: false,
+                            scan: crate::stream::ValueScan::default(),
+                        });
+                    }
+                    None => {
+                        let keep = formats::marker_prefix_len(&self.buffer);
+                        let text: String = self.buffer.drain(..self.buffer.len() - keep).collect();
+                        if !text.is_empty() {
+                            events.push(TextEvent::Text(text));
+                        }
+                        return events;
+                    }
+                }
+                continue;
+            };
+            // Look for the closing marker in the new text only (a marker may straddle tokens).
+            let mut from = block
+                .searched
+                .saturating_sub(MAX_CLOSE_LEN)
+                .max(block.body_from);
+            while !self.buffer.is_char_boundary(from) {
+                from -= 1;
+            }
+            let closed_at = block
+                .close
+                .iter()
+                .filter_map(|c| self.buffer[from..].find(c).map(|at| from + at + c.len()))
+                .min();
+            if block.value_from.is_none() {
+                // The value starts at a bracket that opens the body, or else at the first brace
+                // (after a name: Mistral's `NAME[ARGS]{...}`). Only the new text is looked at.
+                let start = from.max(block.searched.min(self.buffer.len()));
+                let mut start = start.min(self.buffer.len());
+                while !self.buffer.is_char_boundary(start) {
+                    start -= 1;
+                }
+                let new = &self.buffer[start..];
+                let lead = new.trim_start();
+                block.value_from = if !block.seen_text && lead.starts_with(['[', '{']) {
+                    Some(self.buffer.len() - lead.len())
+                } else {
+                    new.find('{').map(|i| start + i)
+                };
+                block.seen_text |= !lead.is_empty();
+                if let Some(v) = block.value_from {
+                    block.searched = v;
+                }
+            }
+            let end = closed_at.or_else(|| {
+                let value_from = block.value_from?;
+                block
+                    .scan
+                    .feed(&self.buffer.as_bytes()[block.searched.max(value_from)..]);
+                // A whole JSON value ends the block where the format has no closing marker, or
+                // where what follows the value is not its (optional) closing marker.
+                let value_end = value_from + block.scan.closed_at()?;
+                let after = self.buffer[value_end..].trim_start();
+                let may_close = block
+                    .close
+                    .iter()
+                    .any(|c| c.starts_with(after) || after.starts_with(c));
+                (block.close.is_empty() || (!after.is_empty() && !may_close)).then_some(value_end)
+            });
+            block.searched = self.buffer.len();
+            match end {
+                Some(end) => {
+                    let block: String = self.buffer.drain(..end).collect();
+                    self.block = None;
+                    events.extend(self.read_block(block));
+                }
+                None => {
+                    if self.buffer.len() > self.max_buffer {
+                        self.block = None;
+                        events.push(TextEvent::Text(std::mem::take(&mut self.buffer)));
+                    }
+                    return events;
+                }
+            }
+        }
+    }
+
+    /// The end of the text: a block still open is read as it is (repaired where cut off).
+    pub fn flush(&mut self) -> Vec<TextEvent> {
+        let rest = std::mem::take(&mut self.buffer);
+        let was_block = self.block.take().is_some();
+        if rest.is_empty() {
+            return Vec::new();
+        }
+        if was_block {
+            return self.read_block(rest);
+        }
+        vec![TextEvent::Text(rest)]
+    }
+
+    /// Forgets everything held.
+    pub fn reset(&mut self) {
+        self.buffer.clear();
+        self.block = None;
+    }
+
+    fn read_block(&self, block: String) -> Vec<TextEvent> {
+        let found = text_calls(&block, &self.limits, None);
+        if found.calls.is_empty() {
+            return vec![TextEvent::Text(block)];
+        }
+        let mut events = vec![TextEvent::Calls(found.calls)];
+        if !found.text.is_empty() {
+            events.push(TextEvent::Text(found.text));
+        }
+        events
+    }
+}
+
+/// The longest closing marker, in bytes.
+const MAX_CLOSE_LEN: usize = 32;

@@ -285,3 +285,74 @@ fn many_unclosed_markers_stay_linear() {
     assert_eq!(found.calls.len(), 20_000);
     assert!(start.elapsed().as_secs() < 5);
 }
+
+/// Feeds `text` one character at a time; returns the calls' (name, arguments) and the text.
+fn streamed(text: &str) -> (Vec<(Option<String>, Option<String>)>, String) {
+    let mut parser = TextCallParser::new(Limits::default(), 50_000);
+    let mut events = Vec::new();
+    let mut buf = [0u8; 4];
+    for c in text.chars() {
+        events.extend(parser.feed(c.encode_utf8(&mut buf)));
+    }
+    events.extend(parser.flush());
+    let mut calls = Vec::new();
+    let mut shown = String::new();
+    for event in events {
+        match event {
+            TextEvent::Text(t) => shown.push_str(&t),
+            TextEvent::Calls(found) => {
+                calls.extend(found.into_iter().map(|c| (c.name, c.arguments)))
+            }
+        }
+    }
+    (calls, shown)
+}
+
+#[test]
+fn streamed_text_gives_the_calls_of_the_whole_text() {
+    for text in [
+        "Let me look.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call> Done.",
+        "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"Paris\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        "<|python_tag|>{\"name\": \"a\", \"parameters\": {\"x\": 1}}",
+        "<think>hmm <tool_call> maybe</think>Plain answer with a < sign and [brackets].",
+        "<tool_call>{\"name\": \"cut\", \"arguments\": {\"x\": [1, 2",
+    ] {
+        let whole = calls(text);
+        let (streamed_calls, shown) = streamed(text);
+        let expected: Vec<_> = whole.calls.into_iter().map(|c| (c.name, c.arguments)).collect();
+        assert_eq!(streamed_calls, expected, "{text}");
+        assert_eq!(shown.trim(), whole.text.trim(), "{text}");
+    }
+}
+
+#[test]
+fn plain_text_is_not_held_back() {
+    let mut parser = TextCallParser::new(Limits::default(), 50_000);
+    assert_eq!(
+        parser.feed("Hello there"),
+        vec![TextEvent::Text("Hello there".into())]
+    );
+    // "<tool" may begin a marker: held until the next token says otherwise.
+    assert_eq!(parser.feed(" <tool"), vec![TextEvent::Text(" ".into())]);
+    assert_eq!(
+        parser.feed("box>"),
+        vec![TextEvent::Text("<toolbox>".into())]
+    );
+}
+
+#[test]
+fn an_oversize_or_empty_block_is_given_back_as_text() {
+    let mut parser = TextCallParser::new(Limits::default(), 100);
+    let mut shown = String::new();
+    let text = format!("<tool_call>{}", "x".repeat(200));
+    for event in parser.feed(&text).into_iter().chain(parser.flush()) {
+        if let TextEvent::Text(t) = event {
+            shown.push_str(&t);
+        }
+    }
+    assert_eq!(shown, text);
+    let (found, shown) = streamed("```json\n{\"answer\": 42}\n```");
+    assert!(found.is_empty());
+    assert_eq!(shown, "```json\n{\"answer\": 42}\n```");
+}
