@@ -3,13 +3,29 @@
 import logging
 
 from toolmend._core import LOADS_MAX_DEPTH, __version__
-from toolmend.errors import ParseError, SchemaError, ToolmendError, UnknownToolError, ValidationError
+from toolmend.config import RetryConfig
+from toolmend.errors import (
+    ModelHTTPError,
+    ParseError,
+    RetryExhaustedError,
+    SchemaError,
+    ToolmendError,
+    UnknownToolError,
+    ValidationError,
+)
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
 from toolmend.repair import Repair, RepairError, RepairResult, loads, repair
 from toolmend.response import ParseResult, ToolCall, ToolCallError, parse_response
 from toolmend._core import StreamEvent, TextCallParser, ToolCallAccumulator, ToolCallDelta
 
 __all__ = [
+    "Attempt",
+    "ChatResult",
+    "ModelHTTPError",
+    "OllamaClient",
+    "RetryConfig",
+    "RetryExhaustedError",
+    "Usage",
     "LOADS_MAX_DEPTH",
     "FieldError",
     "ParseError",
@@ -39,3 +55,14 @@ __all__ = [
 
 # A library logs; the application decides where the records go (no output unless configured).
 logging.getLogger("toolmend").addHandler(logging.NullHandler())
+
+# The Ollama client pulls in httpx: imported on first use, so `import toolmend` stays light for repair.
+_LAZY = {"OllamaClient", "ChatResult", "Attempt", "Usage"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        from toolmend import ollama
+
+        return getattr(ollama, name)
+    raise AttributeError(f"module 'toolmend' has no attribute {name!r}")

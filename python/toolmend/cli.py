@@ -1,4 +1,4 @@
-"""The toolmend command line: `toolmend repair`, `parse`, `tools list|show`, `validate`, `bench`."""
+"""The toolmend command line: `toolmend repair`, `parse`, `tools list|show`, `validate`, `chat`, `bench`."""
 
 from __future__ import annotations
 
@@ -170,6 +170,52 @@ def _parse_command(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_INVALID
 
 
+def _chat_command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from toolmend.config import RetryConfig
+    from toolmend.errors import ModelHTTPError, RetryExhaustedError
+    from toolmend.ollama import OllamaClient
+
+    registry = _load_tools(args.tools)
+    if registry is None:
+        return EXIT_USAGE
+    config = RetryConfig.load(args.config) if args.config else RetryConfig.load()
+
+    async def turn() -> int:
+        async with OllamaClient(args.host, args.model, registry, config) as client:
+            try:
+                result = await client.chat([{"role": "user", "content": args.message}])
+            except RetryExhaustedError as e:
+                print(f"toolmend: {e} (correlation {e.correlation_id})", file=sys.stderr)
+                _print_attempts(e.attempts)
+                return EXIT_INVALID
+            except ModelHTTPError as e:
+                print(f"toolmend: {e}", file=sys.stderr)
+                return EXIT_INVALID
+        for call in result.tool_calls:
+            repairs = ", ".join(r.kind for r in call.repairs)
+            print(f"call {call.index} {call.name} [{call.id}]" + (f" (repaired: {repairs})" if repairs else ""))
+            print("  " + json.dumps(call.arguments, ensure_ascii=False))
+        if result.text:
+            print(f"text: {result.text}")
+        _print_attempts(result.attempts)
+        print(f"usage: {result.usage.prompt_tokens} prompt + {result.usage.completion_tokens} completion tokens; correlation {result.correlation_id}")
+        return EXIT_OK
+
+    return asyncio.run(turn())
+
+
+def _print_attempts(attempts: Sequence[object]) -> None:
+    for a in attempts:
+        print(
+            f"attempt {a.number}: {a.lane}"  # type: ignore[attr-defined]
+            + (f" HTTP {a.status}" if a.status else "")  # type: ignore[attr-defined]
+            + (f" {a.error_code}" if a.error_code else "")  # type: ignore[attr-defined]
+            + (f", waited {a.delay_s:.3f}s" if a.delay_s else "")  # type: ignore[attr-defined]
+        )
+
+
 def _bench_command(args: argparse.Namespace) -> int:
     from toolmend.bench import print_peer_table
 
@@ -202,6 +248,13 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--tools", metavar="FILE", help="validate against this tools file: JSON, TOML or YAML")
     parse.add_argument("--json", action="store_true", help="print a machine-readable report")
     parse.set_defaults(run=_parse_command)
+    chat = commands.add_parser("chat", help="run one turn against a running Ollama and print the tool calls")
+    chat.add_argument("--model", required=True)
+    chat.add_argument("--message", required=True)
+    chat.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
+    chat.add_argument("--host", default=None, help="Ollama address (default: OLLAMA_HOST or 127.0.0.1:11434)")
+    chat.add_argument("--config", default=None, metavar="FILE", help=".agent/config.yml or toolmend.toml")
+    chat.set_defaults(run=_chat_command)
     bench = commands.add_parser("bench", help="time toolmend against the peers installed here")
     bench.add_argument("--quick", action="store_true", help="fewer rounds, smaller inputs")
     bench.set_defaults(run=_bench_command)

@@ -63,3 +63,44 @@ class ValidationError(ToolmendError, ValueError):
     def as_dicts(self) -> list[dict[str, Any]]:
         """Every error as a plain dict, fit for a log line or a reflection prompt."""
         return [e.as_dict() for e in self.errors]
+
+
+class ModelHTTPError(ToolmendError):
+    """The model server refused a request for a reason a retry cannot fix (404 model not found, 400 tools
+    not supported, auth), or kept failing past the transport budget. ``status`` is None for a connection
+    error or timeout."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str = "", retry_after_s: float | None = None) -> None:
+        super().__init__(f"HTTP {status}: {message}" if status is not None else message)
+        self.message = message
+        self.status = status
+        self.body = body
+        self.retry_after_s = retry_after_s
+
+
+class RetryExhaustedError(ToolmendError):
+    """The model kept producing tool calls that fail, past ``max_retries`` reflections.
+
+    ``attempts`` is the ledger (one entry per request), ``last_error`` the last failure (a ToolCallError or
+    a message), ``response`` the last reply body, ``usage`` the tokens of every attempt summed."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: tuple[Any, ...],
+        last_error: Any,
+        correlation_id: str,
+        response: Any = None,
+        usage: Any = None,
+    ) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.last_error = last_error
+        self.correlation_id = correlation_id
+        self.response = response
+        self.usage = usage
+
+
+class CircuitOpenError(RetryExhaustedError):
+    """Chats with this model kept exhausting their retries; the client refuses new ones for a while."""

@@ -1,0 +1,547 @@
+"""An async client for Ollama's /api/chat that returns checked tool calls and recovers when they fail.
+
+Failures go one of three ways, decided by status and body:
+
+1. model: calls that fail our pipeline, or Ollama's own "error parsing tool call: raw='...'" (HTTP 500, or an
+   ``{"error": ...}`` body after 200). The raw text is salvaged locally first; failing that, the model is asked
+   again for the failed calls only (reflection), at most ``max_retries`` times.
+2. transport: 429, 502, 503, 504, timeouts, dropped connections. Exponential backoff with full jitter and a cap;
+   Retry-After (seconds or HTTP date) and retry-after-ms honoured; longer than the cap fails fast.
+3. fatal: 404, 400 ("does not support tools", "invalid tool call arguments"), auth, other 4xx: raised at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import os
+import random
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
+
+import httpx
+import orjson
+
+from toolmend._core import ToolCall, ToolCallError
+from toolmend.config import RetryConfig
+from toolmend.errors import CircuitOpenError, ModelHTTPError, RetryExhaustedError
+from toolmend.registry import ToolRegistry
+from toolmend.response import parse_response
+
+__all__ = ["Attempt", "ChatResult", "OllamaClient", "Usage"]
+
+logger = logging.getLogger("toolmend")
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+TRANSPORT_STATUSES = {429, 502, 503, 504}
+# Ollama's words when its own parser rejected the model's tool call (server/routes.go, harmony parser).
+MODEL_ERROR = re.compile(r"error parsing tool call|invalid tool call arguments|failed to parse JSON|tool call", re.I)
+RAW = re.compile(r"raw='(?P<raw>.*)',\s*err=(?P<err>.*)$", re.S)
+SECRET_KEY = re.compile(r"pass(word)?|secret|token|api[_-]?key|auth", re.I)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and time as Ollama reports them, summed over attempts."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_duration_ns: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_duration_ns + other.total_duration_ns,
+        )
+
+    @classmethod
+    def of(cls, reply: Mapping[str, Any]) -> Usage:
+        return cls(
+            int(reply.get("prompt_eval_count") or 0),
+            int(reply.get("eval_count") or 0),
+            int(reply.get("total_duration") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One request of a chat: which lane its outcome took, why, and what it cost."""
+
+    number: int
+    lane: str  # "ok", "model", "salvaged", "transport" or "fatal"
+    status: int | None
+    error_code: str | None
+    delay_s: float
+    usage: Usage
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """A finished turn: the assistant message, its checked tool calls, and the ledger of attempts."""
+
+    message: dict[str, Any]
+    tool_calls: tuple[ToolCall, ...]
+    text: str
+    usage: Usage
+    attempts: tuple[Attempt, ...]
+    correlation_id: str
+    duration_s: float
+    repairs: tuple[Any, ...] = field(default=())
+
+
+class OllamaClient:
+    """``async with OllamaClient(model="qwen3", registry=reg) as client: result = await client.chat(msgs)``.
+
+    One httpx.AsyncClient is reused for every chat (pass ``http_client`` or ``transport`` to bring your own);
+    many chats may run on one client at once. ``sleep`` and ``rand`` are injectable for tests.
+    """
+
+    def __init__(
+        self,
+        host: str | None = None,
+        model: str = "",
+        registry: ToolRegistry | None = None,
+        config: RetryConfig | None = None,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        self.host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+        if "://" not in self.host:
+            self.host = "http://" + self.host
+        self.model = model
+        self.registry = registry
+        self.config = config or RetryConfig()
+        self._own_client = http_client is None
+        timeout = httpx.Timeout(self.config.first_byte_timeout_s, connect=self.config.connect_timeout_s)
+        self._http = http_client or httpx.AsyncClient(base_url=self.host, timeout=timeout, transport=transport)
+        self._sleep = sleep
+        self._rand = rand
+        # Circuit breaker per model: exhausted chats in a row, and until when the circuit is open.
+        self._exhausted_in_a_row: dict[str, int] = {}
+        self._open_until: dict[str, float] = {}
+
+    async def __aenter__(self) -> OllamaClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._own_client:
+            await self._http.aclose()
+
+    # ---- one turn ------------------------------------------------------------------------------------
+
+    async def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Iterable[str | Mapping[str, Any]] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> ChatResult:
+        """Sends the conversation and returns the assistant's checked tool calls, reflecting failed calls
+        back to the model and backing off on transport errors. ``messages`` is never modified."""
+        cfg = self.config
+        correlation_id = uuid.uuid4().hex[:16]
+        started = time.monotonic()
+        if self._open_until.get(self.model, 0.0) > started:
+            wait = self._open_until[self.model] - started
+            logger.warning("circuit open for model %s (correlation: %s): %.1fs left", self.model, correlation_id, wait)
+            raise CircuitOpenError(
+                f"circuit open for model {self.model!r}: its last {cfg.breaker_threshold} chats exhausted their "
+                f"retries; new chats are refused for {wait:.1f}s more",
+                attempts=(),
+                last_error="circuit open",
+                correlation_id=correlation_id,
+            )
+        deadline = started + cfg.deadline_s
+        work = [dict(m) for m in messages]
+        tool_specs = self._tool_specs(tools)
+        attempts: list[Attempt] = []
+        usage = Usage()
+        kept: list[ToolCall] = []
+        reflections = 0
+        transport_failures = 0
+        last_error: Any = None
+        last_body: Any = None
+        while True:
+            number = len(attempts) + 1
+            payload: dict[str, Any] = {"model": self.model, "messages": work, "stream": False}
+            if tool_specs:
+                payload["tools"] = tool_specs
+            if options:
+                payload["options"] = dict(options)
+            t0 = time.monotonic()
+            status, headers, body, failure = await self._post(payload, deadline)
+            took = time.monotonic() - t0
+            reply = _json(body)
+            last_body = reply if reply is not None else body
+            attempt_usage = Usage.of(reply) if isinstance(reply, dict) else Usage()
+            usage = usage + attempt_usage
+            error_text = _error_text(reply) if status is not None else None
+
+            # ---- transport lane ------------------------------------------------------------------------
+            if failure is not None or status in TRANSPORT_STATUSES or (status == 500 and not _is_model_error(error_text)):
+                transport_failures += 1
+                retry_after = _retry_after(headers) if headers is not None else None
+                why = failure or f"HTTP {status}: {error_text or ''}".strip()
+                if transport_failures > cfg.model_http_retries:
+                    attempts.append(Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    raise ModelHTTPError(f"{why} (after {transport_failures} tries)", status=status, body=_text(body))
+                if retry_after is not None and retry_after * 1000 > cfg.backoff_cap_ms:
+                    attempts.append(Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    raise ModelHTTPError(
+                        f"{why}; the server asks to wait {retry_after:.1f}s, over the backoff cap",
+                        status=status,
+                        body=_text(body),
+                        retry_after_s=retry_after,
+                    )
+                delay = retry_after if retry_after is not None else self._backoff(transport_failures)
+                delay = min(delay, max(0.0, deadline - time.monotonic()))
+                attempts.append(Attempt(number, "transport", status, None, delay, attempt_usage, took))
+                logger.info(
+                    "Retry attempt %d/%d for %s (correlation: %s): transport, %s, waiting %.3fs",
+                    transport_failures, cfg.model_http_retries, self.model, correlation_id, why, delay,
+                )
+                await self._sleep(delay)
+                self._check_deadline(deadline, attempts, correlation_id, usage, last_body)
+                continue
+            transport_failures = 0
+
+            # ---- fatal lane ----------------------------------------------------------------------------
+            if status is not None and status >= 400 and status != 500:
+                attempts.append(Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
+                message = error_text or _text(body)
+                if "invalid tool call arguments" in message:
+                    message += " (the history sent held malformed tool-call arguments: a toolmend bug, please report)"
+                logger.warning("request refused (correlation: %s): HTTP %s %s", correlation_id, status, message)
+                raise ModelHTTPError(message, status=status, body=_text(body))
+
+            # ---- model lane: Ollama's parser refused the call ------------------------------------------
+            if error_text is not None:
+                raw = _raw_call_text(error_text)
+                salvaged = self._salvage(raw) if raw is not None else None
+                if salvaged is not None:
+                    attempts.append(Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
+                    calls = _merge(kept, salvaged.calls)
+                    message = {"role": "assistant", "content": "", "tool_calls": [_wire_call(c) for c in calls]}
+                    return self._result(message, calls, "", usage, attempts, correlation_id, started)
+                last_error = error_text
+                attempts.append(Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
+                if reflections >= cfg.max_retries or self._over_budget(usage):
+                    self._exhausted(attempts, last_error, correlation_id, usage, last_body)
+                reflections += 1
+                work += self._reflect_raw(raw if raw is not None else error_text, error_text)
+                self._log_reflection(reflections, "?", "TLP-004", correlation_id)
+                self._check_deadline(deadline, attempts, correlation_id, usage, last_body)
+                continue
+
+            # ---- a reply: our pipeline decides --------------------------------------------------------
+            result = parse_response(
+                body,
+                self.registry,
+                repair=cfg.enable_auto_repair,
+                max_size=cfg.max_argument_size,
+                max_depth=cfg.max_nesting_depth,
+                timeout_ms=cfg.repair_timeout_ms,
+            )
+            message = reply.get("message", {}) if isinstance(reply, dict) else {}
+            calls = _merge(kept, result.calls)
+            if result.ok:
+                attempts.append(Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
+                self._exhausted_in_a_row[self.model] = 0
+                out = {"role": "assistant", "content": result.text, "tool_calls": [_wire_call(c) for c in calls]}
+                if message.get("thinking"):
+                    out["thinking"] = message["thinking"]
+                return self._result(out, calls, result.text, usage, attempts, correlation_id, started)
+            last_error = result.errors[0]
+            attempts.append(Attempt(number, "model", status, last_error.code, 0.0, attempt_usage, took))
+            if reflections >= cfg.max_retries or self._over_budget(usage):
+                self._exhausted(attempts, last_error, correlation_id, usage, last_body)
+            reflections += 1
+            kept = calls
+            work += self._reflect(result.errors, result.text)
+            for error in result.errors:
+                self._log_reflection(reflections, error.tool_name or "?", error.code, correlation_id)
+            self._check_deadline(deadline, attempts, correlation_id, usage, last_body)
+
+    # ---- pieces -----------------------------------------------------------------------------------------
+
+    async def _post(
+        self, payload: dict[str, Any], deadline: float
+    ) -> tuple[int | None, httpx.Headers | None, bytes, str | None]:
+        """(status, headers, body, None), or (None, None, b"", why) when no reply came."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None, None, b"", "the chat deadline passed"
+        try:
+            response = await self._http.post(
+                f"{self.host}/api/chat" if not self._own_client else "/api/chat",
+                content=orjson.dumps(payload),
+                headers={"content-type": "application/json"},
+                timeout=httpx.Timeout(
+                    min(self.config.first_byte_timeout_s, remaining),
+                    connect=min(self.config.connect_timeout_s, remaining),
+                ),
+            )
+        except httpx.TimeoutException as e:
+            return None, None, b"", f"timeout ({type(e).__name__})"
+        except httpx.TransportError as e:
+            return None, None, b"", f"connection failed ({type(e).__name__}: {e})"
+        return response.status_code, response.headers, response.content, None
+
+    def _backoff(self, failures: int) -> float:
+        """Full jitter: a uniform draw below the capped exponential."""
+        cap = self.config.backoff_cap_ms / 1000
+        ceiling = min(cap, self.config.retry_delay_ms / 1000 * 2 ** (failures - 1))
+        return ceiling * self._rand()
+
+    def _tool_specs(self, tools: Iterable[str | Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+        if tools is None:
+            if self.registry is None:
+                return []
+            names: list[str | Mapping[str, Any]] = [t.name for t in self.registry.tools()]
+        else:
+            names = list(tools)
+        specs = []
+        for tool in names:
+            if isinstance(tool, Mapping):
+                specs.append(dict(tool))
+                continue
+            if self.registry is None:
+                raise ValueError(f"tool {tool!r} given by name, but the client has no registry")
+            info = self.registry.get(tool)
+            function = {"name": info.name, "description": info.description, "parameters": info.schema}
+            specs.append({"type": "function", "function": function})
+        return specs
+
+    def _salvage(self, raw: str) -> Any:
+        """Ollama's raw='...' text made into a call locally: it names a tool, or it validates against exactly
+        one of the registry's tools. None when neither."""
+        body = {"message": {"role": "assistant", "content": raw}}
+        found = parse_response(body, self.registry)
+        if found.calls and found.ok:
+            return found
+        if self.registry is None:
+            return None
+        fits = [t.name for t in self.registry.tools() if self.registry.try_validate(t.name, _loose(raw)).ok]
+        if len(fits) != 1:
+            return None
+        reply = {"message": {"tool_calls": [{"function": {"name": fits[0], "arguments": raw}}]}}
+        result = parse_response(reply, self.registry)
+        return result if result.ok else None
+
+    def _prompt(self, error: ToolCallError) -> str:
+        hint = ""
+        if self.registry is not None and error.tool_name and error.tool_name in self.registry:
+            hint = self.registry.schema_hint(error.tool_name)
+        elif self.registry is not None:
+            hint = "one of: " + ", ".join(t.name for t in self.registry.tools()[:20])
+        lines = [f"- {f.path or '/'}: {f.message}" + (f" (expected {f.expected}, got {f.actual})" if f.expected else "") for f in error.validation]
+        return self.config.retry_prompt_template.format(
+            tool_name=error.tool_name or "?",
+            error_type=_ERROR_TYPES.get(error.code[:7], "invalid tool call"),
+            error_code=error.code,
+            error_position=error.position if error.position is not None else "-",
+            error_message=error.message + (f" ({error.suggestion})" if error.suggestion else ""),
+            validation_errors=("Errors:\n" + "\n".join(lines) + "\n") if lines else "",
+            malformed_json=_clip(error.raw_arguments or ""),
+            schema_hint=hint or "a JSON object",
+            schema_example=hint or "a JSON object",
+        )
+
+    def _reflect(self, errors: Sequence[ToolCallError], text: str) -> list[dict[str, Any]]:
+        """The failed calls replayed as text (never as tool_calls arguments Ollama would refuse), and one
+        tool message per failed call with the exact error."""
+        replay = "\n".join(f"{e.tool_name or '?'}({_clip(e.raw_arguments or '')})" for e in errors)
+        history: list[dict[str, Any]] = [{"role": "assistant", "content": (text + "\n" + replay).strip()}]
+        for error in errors:
+            history.append({"role": "tool", "tool_name": error.tool_name or "", "content": self._prompt(error)})
+        return history
+
+    def _reflect_raw(self, raw: str, error_text: str) -> list[dict[str, Any]]:
+        prompt = self.config.retry_prompt_template.format(
+            tool_name="?",
+            error_type="invalid JSON",
+            error_code="TLP-004",
+            error_position="-",
+            error_message=error_text,
+            validation_errors="",
+            malformed_json=_clip(raw),
+            schema_hint="one of the declared tools",
+            schema_example="one of the declared tools",
+        )
+        return [{"role": "assistant", "content": _clip(raw)}, {"role": "user", "content": prompt}]
+
+    def _over_budget(self, usage: Usage) -> bool:
+        budget = self.config.token_budget
+        return budget is not None and usage.total_tokens >= budget
+
+    def _log_reflection(self, n: int, tool: str, code: str, correlation_id: str) -> None:
+        logger.info(
+            "Retry attempt %d/%d for %s (correlation: %s): model, %s",
+            n, self.config.max_retries, tool, correlation_id, code,
+        )
+
+    def _exhausted(self, attempts: list[Attempt], last_error: Any, correlation_id: str, usage: Usage, body: Any) -> None:
+        code = getattr(last_error, "code", "TLP-004")
+        count = self._exhausted_in_a_row.get(self.model, 0) + 1
+        self._exhausted_in_a_row[self.model] = count
+        if count >= self.config.breaker_threshold:
+            self._open_until[self.model] = time.monotonic() + self.config.breaker_reset_s
+            self._exhausted_in_a_row[self.model] = 0
+            logger.warning("circuit opened for model %s after %d exhausted chats", self.model, count)
+        logger.warning(
+            "tool calls still failing after %d retries (correlation: %s): %s",
+            self.config.max_retries, correlation_id, code,
+        )
+        raise RetryExhaustedError(
+            f"tool calls still failing after {self.config.max_retries} retries: {last_error}",
+            attempts=tuple(attempts),
+            last_error=last_error,
+            correlation_id=correlation_id,
+            response=body,
+            usage=usage,
+        )
+
+    def _check_deadline(self, deadline: float, attempts: list[Attempt], correlation_id: str, usage: Usage, body: Any) -> None:
+        if time.monotonic() >= deadline:
+            raise RetryExhaustedError(
+                f"the chat deadline of {self.config.deadline_s}s passed",
+                attempts=tuple(attempts),
+                last_error="deadline",
+                correlation_id=correlation_id,
+                response=body,
+                usage=usage,
+            )
+
+    def _result(
+        self,
+        message: dict[str, Any],
+        calls: list[ToolCall],
+        text: str,
+        usage: Usage,
+        attempts: list[Attempt],
+        correlation_id: str,
+        started: float,
+    ) -> ChatResult:
+        if self.config.log_argument_values and logger.isEnabledFor(logging.DEBUG):
+            for call in calls:
+                logger.debug("call %s %s arguments %s", call.id, call.name, mask_secrets(call.arguments))
+        repairs = tuple(r for c in calls for r in c.repairs)
+        return ChatResult(message, tuple(calls), text, usage, tuple(attempts), correlation_id, time.monotonic() - started, repairs)
+
+
+_ERROR_TYPES = {
+    "TLP-001": "missing function",
+    "TLP-002": "missing tool name",
+    "TLP-003": "invalid tool name",
+    "TLP-004": "invalid JSON",
+    "TLP-005": "tool name too long",
+    "TLP-007": "arguments too large",
+    "TLP-008": "arguments nested too deep",
+    "TSR-001": "unknown tool",
+    "TSR-003": "missing required argument",
+    "TSR-004": "wrong argument type",
+    "TSR-005": "argument constraint violated",
+}
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _text(body: bytes) -> str:
+    return body.decode("utf-8", "replace")[:2000]
+
+
+def _error_text(reply: Any) -> str | None:
+    """Ollama's error message: {"error": "..."}, or older servers' {"error parsing tool call": "..."}."""
+    if not isinstance(reply, dict) or "message" in reply or "choices" in reply:
+        return None
+    if isinstance(reply.get("error"), str):
+        return reply["error"]
+    for key, value in reply.items():
+        if key.startswith("error"):
+            return f"{key}: {value}"
+    return None
+
+
+def _is_model_error(text: str | None) -> bool:
+    return text is not None and MODEL_ERROR.search(text) is not None
+
+
+def _raw_call_text(error_text: str) -> str | None:
+    match = RAW.search(error_text)
+    return match.group("raw") if match else None
+
+
+def _loose(raw: str) -> Any:
+    from toolmend.repair import loads
+
+    try:
+        return loads(raw)
+    except ValueError:
+        return None
+
+
+def _merge(kept: list[ToolCall], new: Iterable[ToolCall]) -> list[ToolCall]:
+    """Calls kept from earlier attempts, then new ones that are not repeats of them."""
+    seen = {(c.name, orjson.dumps(c.arguments, option=orjson.OPT_SORT_KEYS)) for c in kept}
+    out = list(kept)
+    for call in new:
+        key = (call.name, orjson.dumps(call.arguments, option=orjson.OPT_SORT_KEYS))
+        if key not in seen:
+            seen.add(key)
+            out.append(call)
+    return out
+
+
+def _wire_call(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "function": {"index": call.index, "name": call.name, "arguments": call.arguments}}
+
+
+def _clip(text: str, limit: int = 2000) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds to wait, from retry-after-ms or Retry-After (seconds or an HTTP date)."""
+    if "retry-after-ms" in headers:
+        try:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def mask_secrets(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of arguments for a DEBUG record, with secret-looking values masked."""
+    return {k: ("***" if SECRET_KEY.search(k) else v) for k, v in arguments.items()}

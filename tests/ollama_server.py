@@ -1,0 +1,104 @@
+"""A small Ollama-protocol server for the client tests: it listens on 127.0.0.1 on a free port and answers
+POST /api/chat with scripted replies, in order, recording every request it was sent."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: Any = None  # a dict (sent as JSON), bytes or str
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    drop: bool = False  # close the connection without answering
+
+
+def chat_reply(
+    *calls: dict[str, Any], content: str = "", prompt_tokens: int = 100, eval_tokens: int = 50
+) -> Reply:
+    """A non-streamed /api/chat reply with tool calls given as {"name", "arguments", "id"?}."""
+    tool_calls = []
+    for i, c in enumerate(calls):
+        call: dict[str, Any] = {"function": {"index": i, "name": c["name"], "arguments": c["arguments"]}}
+        if "id" in c:
+            call["id"] = c["id"]
+        tool_calls.append(call)
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    body = {
+        "model": "test-model",
+        "created_at": "2026-11-23T10:00:00Z",
+        "message": message,
+        "done": True,
+        "done_reason": "stop",
+        "prompt_eval_count": prompt_tokens,
+        "eval_count": eval_tokens,
+        "total_duration": 1_000_000,
+    }
+    return Reply(body=body)
+
+
+class ScriptedOllama:
+    """``with ScriptedOllama([reply, ...]) as server: server.url``; ``server.requests`` holds what came in."""
+
+    def __init__(self, script: list[Reply]) -> None:
+        self.script = deque(script)
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                payload = json.loads(self.rfile.read(length) or b"null")
+                with outer._lock:
+                    outer.requests.append({"path": self.path, "json": payload})
+                    reply = outer.script.popleft() if outer.script else Reply(500, {"error": "script exhausted"})
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                if reply.drop:
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                body = reply.body
+                data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up first (a timeout test)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> ScriptedOllama:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
