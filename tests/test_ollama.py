@@ -338,3 +338,38 @@ def test_circuit_opens_after_repeated_exhaustion(registry: ToolRegistry) -> None
     with ScriptedOllama(script) as server:
         asyncio.run(go(server))
     assert len(server.requests) == 4  # the third chat sent nothing
+
+
+def test_stats_and_audit_lines_match_the_attempts(registry: ToolRegistry, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from toolmend.cli import main
+
+    audit = tmp_path / "audit.jsonl"
+    script = [
+        Reply(503, {"error": "busy"}),
+        chat_reply({"name": "read_file", "arguments": "bad"}),
+        chat_reply({"name": "read_file", "arguments": '{"path": "a",}'}),
+    ]
+
+    async def go(server: ScriptedOllama) -> tuple[Any, dict[str, Any]]:
+        cfg = RetryConfig(audit_path=str(audit))
+        async with OllamaClient(server.url, "m", registry, cfg, sleep=Sleeps(), rand=lambda: 0.0) as client:
+            result = await client.chat(MESSAGES)
+            return result, client.stats()
+
+    with ScriptedOllama(script) as server:
+        result, stats = asyncio.run(go(server))
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(line["attempt"], line["lane"], line["code"]) for line in lines] == [
+        (a.number, a.lane, a.error_code) for a in result.attempts
+    ] == [(1, "transport", None), (2, "model", "TLP-004"), (3, "ok", None)]
+    assert {line["correlation_id"] for line in lines} == {result.correlation_id}
+    assert "bad" not in audit.read_text()
+    assert (stats["attempts"], stats["backed_off"], stats["reflected"], stats["chats"]) == (3, 1, 1, 1)
+    assert stats["calls_parsed"] == 1 and stats["repairs_by_kind"] == {"trailing_comma": 1}
+    assert stats["failed_by_code"] == {"TLP-004": 1}
+    assert sum(stats["attempt_latency"].values()) == 3
+    assert main(["stats", str(audit)]) == 0
+    out = capsys.readouterr().out
+    assert "3 attempts in 1 chats" in out and "lane transport" in out and "code TLP-004" in out

@@ -1,4 +1,4 @@
-"""The toolmend command line: `toolmend repair`, `parse`, `tools list|show`, `validate`, `chat`, `bench`."""
+"""The toolmend command line: `toolmend repair`, `parse`, `tools list|show`, `validate`, `chat`, `stats`, `bench`."""
 
 from __future__ import annotations
 
@@ -216,6 +216,35 @@ def _print_attempts(attempts: Sequence[object]) -> None:
         )
 
 
+def _stats_command(args: argparse.Namespace) -> int:
+    try:
+        with open(args.file, "rb") as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        print(f"toolmend: cannot read {args.file}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    chats = {line.get("correlation_id") for line in lines}
+    print(f"{len(lines)} attempts in {len(chats)} chats")
+    rows: list[tuple[str, str]] = []
+    for field in ("model", "lane", "code"):
+        counts: dict[str, int] = {}
+        for line in lines:
+            key = str(line.get(field) or "-")
+            counts[key] = counts.get(key, 0) + 1
+        rows += [(f"{field} {k}", str(v)) for k, v in sorted(counts.items(), key=lambda kv: -kv[1])]
+    durations = sorted(float(line.get("duration_ms") or 0) for line in lines)
+    if durations:
+        pick = lambda q: durations[min(len(durations) - 1, int(q * len(durations)))]  # noqa: E731
+        rows.append(("latency p50 / p95 / max (ms)", f"{pick(0.5):.1f} / {pick(0.95):.1f} / {durations[-1]:.1f}"))
+    prompt = sum(int(line.get("prompt_tokens") or 0) for line in lines)
+    completion = sum(int(line.get("completion_tokens") or 0) for line in lines)
+    rows.append(("tokens prompt + completion", f"{prompt} + {completion}"))
+    width = max(len(r[0]) for r in rows)
+    for name, value in rows:
+        print(f"{name.ljust(width)}  {value}")
+    return EXIT_OK
+
+
 def _bench_command(args: argparse.Namespace) -> int:
     from toolmend.bench import print_peer_table
 
@@ -255,6 +284,9 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--host", default=None, help="Ollama address (default: OLLAMA_HOST or 127.0.0.1:11434)")
     chat.add_argument("--config", default=None, metavar="FILE", help=".agent/config.yml or toolmend.toml")
     chat.set_defaults(run=_chat_command)
+    stats = commands.add_parser("stats", help="summarise an audit file of the Ollama client (JSON lines)")
+    stats.add_argument("file", metavar="AUDIT.jsonl")
+    stats.set_defaults(run=_stats_command)
     bench = commands.add_parser("bench", help="time toolmend against the peers installed here")
     bench.add_argument("--quick", action="store_true", help="fewer rounds, smaller inputs")
     bench.set_defaults(run=_bench_command)

@@ -55,6 +55,8 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
     #: chats fail at once instead of spending a model's time on calls it keeps getting wrong.
     breaker_threshold: int = 5
     breaker_reset_s: float = 30.0
+    #: A JSON-lines file that gets one line per attempt (no argument values); None: no audit.
+    audit_path: str | None = None
     #: Argument values in DEBUG records (secret-looking values masked). Off by default.
     log_argument_values: bool = False
 

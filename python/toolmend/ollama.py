@@ -131,6 +131,7 @@ class OllamaClient:
         self._rand = rand
         # Circuit breaker per model: exhausted chats in a row, and until when the circuit is open.
         self._exhausted_in_a_row: dict[str, int] = {}
+        self._stats = Stats()
         self._open_until: dict[str, float] = {}
 
     async def __aenter__(self) -> OllamaClient:
@@ -199,10 +200,10 @@ class OllamaClient:
                 retry_after = _retry_after(headers) if headers is not None else None
                 why = failure or f"HTTP {status}: {error_text or ''}".strip()
                 if transport_failures > cfg.model_http_retries:
-                    attempts.append(Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
                     raise ModelHTTPError(f"{why} (after {transport_failures} tries)", status=status, body=_text(body))
                 if retry_after is not None and retry_after * 1000 > cfg.backoff_cap_ms:
-                    attempts.append(Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
                     raise ModelHTTPError(
                         f"{why}; the server asks to wait {retry_after:.1f}s, over the backoff cap",
                         status=status,
@@ -211,7 +212,7 @@ class OllamaClient:
                     )
                 delay = retry_after if retry_after is not None else self._backoff(transport_failures)
                 delay = min(delay, max(0.0, deadline - time.monotonic()))
-                attempts.append(Attempt(number, "transport", status, None, delay, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, "transport", status, None, delay, attempt_usage, took))
                 logger.info(
                     "Retry attempt %d/%d for %s (correlation: %s): transport, %s, waiting %.3fs",
                     transport_failures, cfg.model_http_retries, self.model, correlation_id, why, delay,
@@ -223,7 +224,7 @@ class OllamaClient:
 
             # ---- fatal lane ----------------------------------------------------------------------------
             if status is not None and status >= 400 and status != 500:
-                attempts.append(Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
                 message = error_text or _text(body)
                 if "invalid tool call arguments" in message:
                     message += " (the history sent held malformed tool-call arguments: a toolmend bug, please report)"
@@ -235,12 +236,12 @@ class OllamaClient:
                 raw = _raw_call_text(error_text)
                 salvaged = self._salvage(raw) if raw is not None else None
                 if salvaged is not None:
-                    attempts.append(Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
                     calls = _merge(kept, salvaged.calls)
                     message = {"role": "assistant", "content": "", "tool_calls": [_wire_call(c) for c in calls]}
                     return self._result(message, calls, "", usage, attempts, correlation_id, started)
                 last_error = error_text
-                attempts.append(Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
                 if reflections >= cfg.max_retries or self._over_budget(usage):
                     self._exhausted(attempts, last_error, correlation_id, usage, last_body)
                 reflections += 1
@@ -261,18 +262,19 @@ class OllamaClient:
             message = reply.get("message", {}) if isinstance(reply, dict) else {}
             calls = _merge(kept, result.calls)
             if result.ok:
-                attempts.append(Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
                 self._exhausted_in_a_row[self.model] = 0
                 out = {"role": "assistant", "content": result.text, "tool_calls": [_wire_call(c) for c in calls]}
                 if message.get("thinking"):
                     out["thinking"] = message["thinking"]
                 return self._result(out, calls, result.text, usage, attempts, correlation_id, started)
             last_error = result.errors[0]
-            attempts.append(Attempt(number, "model", status, last_error.code, 0.0, attempt_usage, took))
+            self._note(attempts, correlation_id, Attempt(number, "model", status, last_error.code, 0.0, attempt_usage, took))
             if reflections >= cfg.max_retries or self._over_budget(usage):
                 self._exhausted(attempts, last_error, correlation_id, usage, last_body)
             reflections += 1
             kept = calls
+            self._stats.failed(result.errors)
             work += self._reflect(result.errors, result.text)
             for error in result.errors:
                 self._log_reflection(reflections, error.tool_name or "?", error.code, correlation_id)
@@ -386,6 +388,31 @@ class OllamaClient:
         )
         return [{"role": "assistant", "content": _clip(raw)}, {"role": "user", "content": prompt}]
 
+    def _note(self, attempts: list[Attempt], correlation_id: str, attempt: Attempt) -> None:
+        """Adds an attempt to the chat's ledger, the client's stats and the audit file."""
+        attempts.append(attempt)
+        self._stats.attempt(attempt)
+        if self.config.audit_path:
+            line = {
+                "ts": time.time(),
+                "correlation_id": correlation_id,
+                "model": self.model,
+                "attempt": attempt.number,
+                "lane": attempt.lane,
+                "status": attempt.status,
+                "code": attempt.error_code,
+                "delay_ms": round(attempt.delay_s * 1000, 3),
+                "duration_ms": round(attempt.duration_s * 1000, 3),
+                "prompt_tokens": attempt.usage.prompt_tokens,
+                "completion_tokens": attempt.usage.completion_tokens,
+            }
+            with open(self.config.audit_path, "ab") as f:
+                f.write(orjson.dumps(line) + b"\n")
+
+    def stats(self) -> dict[str, Any]:
+        """Counters and latency histograms since the client was made (a copy)."""
+        return self._stats.snapshot()
+
     def _over_budget(self, usage: Usage) -> bool:
         budget = self.config.token_budget
         return budget is not None and usage.total_tokens >= budget
@@ -398,6 +425,7 @@ class OllamaClient:
 
     def _exhausted(self, attempts: list[Attempt], last_error: Any, correlation_id: str, usage: Usage, body: Any) -> None:
         code = getattr(last_error, "code", "TLP-004")
+        self._stats.count("chats_exhausted")
         count = self._exhausted_in_a_row.get(self.model, 0) + 1
         self._exhausted_in_a_row[self.model] = count
         if count >= self.config.breaker_threshold:
@@ -442,7 +470,65 @@ class OllamaClient:
             for call in calls:
                 logger.debug("call %s %s arguments %s", call.id, call.name, mask_secrets(call.arguments))
         repairs = tuple(r for c in calls for r in c.repairs)
+        self._stats.chat_done(calls, time.monotonic() - started)
         return ChatResult(message, tuple(calls), text, usage, tuple(attempts), correlation_id, time.monotonic() - started, repairs)
+
+
+#: Upper bounds of the latency buckets, in milliseconds (the last one is open).
+LATENCY_BUCKETS_MS = (10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, float("inf"))
+
+
+class Stats:
+    """Counters and latency histograms of one client; chats on one event loop update them in turn."""
+
+    def __init__(self) -> None:
+        self.counters: dict[str, int] = {}
+        self.repairs_by_kind: dict[str, int] = {}
+        self.failed_by_code: dict[str, int] = {}
+        self.attempt_ms = [0] * len(LATENCY_BUCKETS_MS)
+        self.chat_ms = [0] * len(LATENCY_BUCKETS_MS)
+
+    def count(self, name: str, n: int = 1) -> None:
+        self.counters[name] = self.counters.get(name, 0) + n
+
+    def attempt(self, attempt: Attempt) -> None:
+        self.count("attempts")
+        lane = {"model": "reflected", "salvaged": "salvaged", "transport": "backed_off", "fatal": "fatal"}.get(attempt.lane)
+        if lane:
+            self.count(lane)
+        _observe(self.attempt_ms, attempt.duration_s)
+
+    def failed(self, errors: Iterable[ToolCallError]) -> None:
+        for error in errors:
+            self.failed_by_code[error.code] = self.failed_by_code.get(error.code, 0) + 1
+
+    def chat_done(self, calls: Iterable[ToolCall], seconds: float) -> None:
+        self.count("chats")
+        for call in calls:
+            self.count("calls_parsed")
+            if call.repairs:
+                self.count("calls_repaired")
+            for r in call.repairs:
+                self.repairs_by_kind[r.kind] = self.repairs_by_kind.get(r.kind, 0) + 1
+        _observe(self.chat_ms, seconds)
+
+    def snapshot(self) -> dict[str, Any]:
+        buckets = ["<=" + (f"{b:g}ms" if b != float("inf") else "inf") for b in LATENCY_BUCKETS_MS]
+        return {
+            **self.counters,
+            "repairs_by_kind": dict(self.repairs_by_kind),
+            "failed_by_code": dict(self.failed_by_code),
+            "attempt_latency": dict(zip(buckets, self.attempt_ms)),
+            "chat_latency": dict(zip(buckets, self.chat_ms)),
+        }
+
+
+def _observe(histogram: list[int], seconds: float) -> None:
+    ms = seconds * 1000
+    for i, bound in enumerate(LATENCY_BUCKETS_MS):
+        if ms <= bound:
+            histogram[i] += 1
+            return
 
 
 _ERROR_TYPES = {
