@@ -19,6 +19,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     drop: bool = False  # close the connection without answering
+    lines: list[Any] | None = None  # a streamed reply: NDJSON lines, sent one by one
+    line_delay_s: float = 0.0
 
 
 def chat_reply(
@@ -72,6 +74,9 @@ class ScriptedOllama:
                     self.close_connection = True
                     self.connection.close()
                     return
+                if reply.lines is not None:
+                    self.stream(reply)
+                    return
                 body = reply.body
                 data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 try:
@@ -84,6 +89,22 @@ class ScriptedOllama:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up first (a timeout test)
+
+            def stream(self, reply: Reply) -> None:
+                # HTTP/1.0 without a length: the body ends when the connection closes.
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/x-ndjson")
+                    self.end_headers()
+                    for line in reply.lines or []:
+                        data = line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n"
+                        self.wfile.write(data)
+                        self.wfile.flush()
+                        if reply.line_delay_s:
+                            time.sleep(reply.line_delay_s)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                self.close_connection = True
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -102,3 +123,16 @@ class ScriptedOllama:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+def stream_lines(*calls: dict[str, Any], text: list[str] = (), done: bool = True) -> list[dict[str, Any]]:
+    """The lines of a streamed /api/chat reply: text pieces, then one line per whole call, then done."""
+    lines: list[dict[str, Any]] = [{"message": {"role": "assistant", "content": t}, "done": False} for t in text]
+    for i, c in enumerate(calls):
+        call = {"function": {"index": i, "name": c["name"], "arguments": c["arguments"]}}
+        if "id" in c:
+            call["id"] = c["id"]
+        lines.append({"message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False})
+    if done:
+        lines.append({"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop", "prompt_eval_count": 100, "eval_count": 50})
+    return lines

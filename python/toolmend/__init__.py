@@ -5,6 +5,8 @@ import logging
 from toolmend._core import LOADS_MAX_DEPTH, __version__
 from toolmend.config import RetryConfig
 from toolmend.errors import (
+    CircuitOpenError,
+    MidStreamError,
     ModelHTTPError,
     ParseError,
     RetryExhaustedError,
@@ -21,6 +23,14 @@ from toolmend._core import StreamEvent, TextCallParser, ToolCallAccumulator, Too
 __all__ = [
     "Attempt",
     "ChatResult",
+    "CircuitOpenError",
+    "Done",
+    "MidStreamError",
+    "TextDelta",
+    "ToolCallArgumentsDelta",
+    "ToolCallCompleted",
+    "ToolCallFailed",
+    "ToolCallStarted",
     "ModelHTTPError",
     "OllamaClient",
     "RetryConfig",
@@ -57,7 +67,18 @@ __all__ = [
 logging.getLogger("toolmend").addHandler(logging.NullHandler())
 
 # The Ollama client pulls in httpx: imported on first use, so `import toolmend` stays light for repair.
-_LAZY = {"OllamaClient", "ChatResult", "Attempt", "Usage"}
+_LAZY = {
+    "OllamaClient",
+    "ChatResult",
+    "Attempt",
+    "Usage",
+    "TextDelta",
+    "ToolCallStarted",
+    "ToolCallArgumentsDelta",
+    "ToolCallCompleted",
+    "ToolCallFailed",
+    "Done",
+}
 
 
 def __getattr__(name: str) -> object:

@@ -182,9 +182,28 @@ def _chat_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     config = RetryConfig.load(args.config) if args.config else RetryConfig.load()
 
+    async def streamed(client: OllamaClient) -> object:
+        from toolmend.ollama import Done, TextDelta, ToolCallCompleted, ToolCallFailed
+
+        async for event in client.chat_stream([{"role": "user", "content": args.message}]):
+            if isinstance(event, TextDelta):
+                print(event.text, end="", flush=True)
+            elif isinstance(event, ToolCallCompleted):
+                print(f"\n[call {event.call.name} {json.dumps(event.call.arguments, ensure_ascii=False)}]", flush=True)
+            elif isinstance(event, ToolCallFailed):
+                print(f"\n[failed: {event.error}]", flush=True)
+            elif isinstance(event, Done):
+                print()
+                return event.result
+        raise RuntimeError("stream ended without Done")
+
     async def turn() -> int:
         async with OllamaClient(args.host, args.model, registry, config) as client:
             try:
+                if args.stream:
+                    result = await streamed(client)
+                    _print_attempts(result.attempts)  # type: ignore[attr-defined]
+                    return EXIT_OK
                 result = await client.chat([{"role": "user", "content": args.message}])
             except RetryExhaustedError as e:
                 print(f"toolmend: {e} (correlation {e.correlation_id})", file=sys.stderr)
@@ -283,6 +302,7 @@ def _parser() -> argparse.ArgumentParser:
     chat.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
     chat.add_argument("--host", default=None, help="Ollama address (default: OLLAMA_HOST or 127.0.0.1:11434)")
     chat.add_argument("--config", default=None, metavar="FILE", help=".agent/config.yml or toolmend.toml")
+    chat.add_argument("--stream", action="store_true", help="print text and calls as they arrive")
     chat.set_defaults(run=_chat_command)
     stats = commands.add_parser("stats", help="summarise an audit file of the Ollama client (JSON lines)")
     stats.add_argument("file", metavar="AUDIT.jsonl")

@@ -48,6 +48,8 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
     #: Seconds: connecting; the first byte of a reply (a model may be loading); the whole chat with retries.
     connect_timeout_s: float = 10.0
     first_byte_timeout_s: float = 300.0
+    #: Seconds between two chunks of a streamed reply.
+    idle_timeout_s: float = 60.0
     deadline_s: float = 900.0
     #: Stop reflecting once a chat has used this many tokens (prompt + completion, all attempts); None: no budget.
     token_budget: int | None = None
@@ -71,6 +73,7 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
             "max_argument_size": self.max_argument_size >= 1,
             "connect_timeout_s": self.connect_timeout_s > 0,
             "first_byte_timeout_s": self.first_byte_timeout_s > 0,
+            "idle_timeout_s": self.idle_timeout_s > 0,
             "deadline_s": self.deadline_s > 0,
             "token_budget": self.token_budget is None or self.token_budget > 0,
             "breaker_threshold": self.breaker_threshold >= 1,

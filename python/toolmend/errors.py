@@ -104,3 +104,12 @@ class RetryExhaustedError(ToolmendError):
 
 class CircuitOpenError(RetryExhaustedError):
     """Chats with this model kept exhausting their retries; the client refuses new ones for a while."""
+
+
+class MidStreamError(RetryExhaustedError):
+    """A streamed turn failed after events had reached the caller; it is not retried (events are never
+    replayed). ``received`` holds the complete calls handed out before the failure."""
+
+    def __init__(self, message: str, *, received: tuple[Any, ...] = (), **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.received = received

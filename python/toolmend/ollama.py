@@ -21,18 +21,29 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 
 import httpx
 import orjson
 
-from toolmend._core import ToolCall, ToolCallError
+from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator, ToolCallError
 from toolmend.config import RetryConfig
-from toolmend.errors import CircuitOpenError, ModelHTTPError, RetryExhaustedError
+from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
 
-__all__ = ["Attempt", "ChatResult", "OllamaClient", "Usage"]
+__all__ = [
+    "Attempt",
+    "ChatResult",
+    "Done",
+    "OllamaClient",
+    "TextDelta",
+    "ToolCallArgumentsDelta",
+    "ToolCallCompleted",
+    "ToolCallFailed",
+    "ToolCallStarted",
+    "Usage",
+]
 
 logger = logging.getLogger("toolmend")
 
@@ -97,6 +108,51 @@ class ChatResult:
     correlation_id: str
     duration_s: float
     repairs: tuple[Any, ...] = field(default=())
+
+
+# ---- streamed turns: typed events ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    index: int
+    id: str | None
+    name: str
+
+
+@dataclass(frozen=True)
+class ToolCallArgumentsDelta:
+    """Arguments text appended to a call (``path`` "" is the whole arguments: Ollama sends calls whole),
+    with the live ``partial`` view of the arguments so far."""
+
+    index: int
+    path: str
+    text: str
+    partial: Any
+
+
+@dataclass(frozen=True)
+class ToolCallCompleted:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolCallFailed:
+    index: int
+    error: ToolCallError
+
+
+@dataclass(frozen=True)
+class Done:
+    result: ChatResult
+
+
+StreamEvent = TextDelta | ToolCallStarted | ToolCallArgumentsDelta | ToolCallCompleted | ToolCallFailed | Done
 
 
 class OllamaClient:
@@ -279,6 +335,213 @@ class OllamaClient:
             for error in result.errors:
                 self._log_reflection(reflections, error.tool_name or "?", error.code, correlation_id)
             self._check_deadline(deadline, attempts, correlation_id, usage, last_body)
+
+    async def chat_stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Iterable[str | Mapping[str, Any]] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[TextDelta | ToolCallStarted | ToolCallArgumentsDelta | ToolCallCompleted | ToolCallFailed | Done]:
+        """A streamed turn as typed events, ending with Done(result).
+
+        Failures are retried as in ``chat`` (salvage, reflect, back off) while nothing has reached the caller;
+        after the first event a failure raises MidStreamError with what was received. Events are never
+        replayed, and a call whose arguments were cut off is never handed out. Tool calls the model writes in
+        its text are found while streaming and not shown as text.
+        """
+        cfg = self.config
+        correlation_id = uuid.uuid4().hex[:16]
+        started = time.monotonic()
+        deadline = started + cfg.deadline_s
+        work = [dict(m) for m in messages]
+        tool_specs = self._tool_specs(tools)
+        attempts: list[Attempt] = []
+        usage = Usage()
+        reflections = 0
+        transport_failures = 0
+        yielded = False
+        while True:
+            number = len(attempts) + 1
+            payload: dict[str, Any] = {"model": self.model, "messages": work, "stream": True}
+            if tool_specs:
+                payload["tools"] = tool_specs
+            if options:
+                payload["options"] = dict(options)
+            acc = ToolCallAccumulator(self.registry, max_size=cfg.max_argument_size, max_depth=cfg.max_nesting_depth)
+            text_parser = TextCallParser(self.registry, max_size=cfg.max_argument_size, max_depth=cfg.max_nesting_depth)
+            text_parts: list[str] = []
+            calls: list[ToolCall] = []
+            errors: list[ToolCallError] = []
+            held: list[Any] = []  # events of this attempt not yet shown (while a retry is still possible)
+            outcome: str | None = None  # why this attempt failed, if it did
+            status: int | None = None
+            attempt_usage = Usage()
+            t0 = time.monotonic()
+            error_text: str | None = None
+            try:
+                remaining = max(0.001, deadline - time.monotonic())
+                async with self._http.stream(
+                    "POST",
+                    f"{self.host}/api/chat" if not self._own_client else "/api/chat",
+                    content=orjson.dumps(payload),
+                    headers={"content-type": "application/json"},
+                    timeout=httpx.Timeout(min(cfg.first_byte_timeout_s, remaining), connect=min(cfg.connect_timeout_s, remaining)),
+                ) as response:
+                    status = response.status_code
+                    if status != 200:
+                        body = await response.aread()
+                        error_text = _error_text(_json(body)) or _text(body)
+                        outcome = "http"
+                    else:
+                        lines = response.aiter_lines()
+                        first = True
+                        done = False
+                        while True:
+                            wait = cfg.first_byte_timeout_s if first else cfg.idle_timeout_s
+                            try:
+                                line = await asyncio.wait_for(lines.__anext__(), timeout=min(wait, max(0.001, deadline - time.monotonic())))
+                            except StopAsyncIteration:
+                                break
+                            first = False
+                            chunk = _json(line.encode()) if line.strip() else None
+                            if not isinstance(chunk, dict):
+                                continue
+                            error_text = _error_text(chunk)
+                            if error_text is not None:
+                                outcome = "model"
+                                break
+                            message = chunk.get("message") or {}
+                            content = message.get("content") or ""
+                            new_events: list[Any] = []
+                            if content:
+                                for item in text_parser.feed(content):
+                                    new_events.append(self._text_item(item, text_parts, calls, errors))
+                            new_events += self._call_events(acc, acc.feed(chunk), calls, errors)
+                            if chunk.get("done"):
+                                attempt_usage = Usage.of(chunk)
+                                for item in text_parser.flush():
+                                    new_events.append(self._text_item(item, text_parts, calls, errors))
+                                new_events += self._finish_events(acc.finish(), calls, errors)
+                                done = True
+                            batch = [e for e in new_events if e is not None]
+                            if not yielded and (held or any(isinstance(e, ToolCallFailed) for e in batch)):
+                                # From a failed call on, hold everything: the turn may still be retried.
+                                held += batch
+                            else:
+                                for event in batch:
+                                    yielded = True
+                                    yield event
+                            if done:
+                                break
+                        if outcome is None and not done:
+                            outcome = "cut"
+            except (httpx.TimeoutException, asyncio.TimeoutError):
+                outcome, error_text = "transport", "timeout"
+            except httpx.TransportError as e:
+                outcome, error_text = "transport", f"connection failed ({type(e).__name__})"
+            took = time.monotonic() - t0
+            usage = usage + attempt_usage
+            if outcome is None and any(isinstance(e, ToolCallFailed) for e in held) and reflections < cfg.max_retries:
+                outcome = "calls"
+            if outcome is None:
+                for h in held:
+                    yield h
+                self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
+                self._exhausted_in_a_row[self.model] = 0
+                text = "".join(text_parts)
+                out = {"role": "assistant", "content": text, "tool_calls": [_wire_call(c) for c in calls]}
+                yield Done(self._result(out, calls, text, usage, attempts, correlation_id, started))
+                return
+            # A failure: retried only while the caller has seen nothing.
+            lane = "transport" if outcome in ("transport", "cut") or (outcome == "http" and (status in TRANSPORT_STATUSES or (status == 500 and not _is_model_error(error_text)))) else "model"
+            if outcome == "http" and lane != "transport" and not _is_model_error(error_text):
+                self._note(attempts, correlation_id, Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
+                raise ModelHTTPError(error_text or "", status=status)
+            if yielded:
+                raise MidStreamError(
+                    f"the stream failed after events were delivered: {error_text or outcome}",
+                    attempts=tuple(attempts),
+                    last_error=error_text or outcome,
+                    correlation_id=correlation_id,
+                    response="".join(text_parts),
+                    usage=usage,
+                    received=tuple(calls),
+                )
+            if lane == "transport":
+                transport_failures += 1
+                if transport_failures > cfg.model_http_retries:
+                    self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    raise ModelHTTPError(f"{error_text} (after {transport_failures} tries)", status=status)
+                delay = self._backoff(transport_failures)
+                self._note(attempts, correlation_id, Attempt(number, "transport", status, None, delay, attempt_usage, took))
+                await self._sleep(delay)
+                self._check_deadline(deadline, attempts, correlation_id, usage, None)
+                continue
+            # Model lane: Ollama's raw text salvaged, or the failed calls reflected.
+            if outcome in ("model", "http"):
+                raw = _raw_call_text(error_text or "")
+                salvaged = self._salvage(raw) if raw is not None else None
+                if salvaged is not None:
+                    self._note(attempts, correlation_id, Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
+                    for call in salvaged.calls:
+                        yield ToolCallCompleted(call)
+                    out = {"role": "assistant", "content": "", "tool_calls": [_wire_call(c) for c in salvaged.calls]}
+                    yield Done(self._result(out, list(salvaged.calls), "", usage, attempts, correlation_id, started))
+                    return
+                self._note(attempts, correlation_id, Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
+                if reflections >= cfg.max_retries or self._over_budget(usage):
+                    self._exhausted(attempts, error_text, correlation_id, usage, None)
+                reflections += 1
+                work += self._reflect_raw(raw if raw is not None else (error_text or ""), error_text or "")
+                self._log_reflection(reflections, "?", "TLP-004", correlation_id)
+            else:
+                failed = [e.error for e in held if isinstance(e, ToolCallFailed)]
+                self._stats.failed(failed)
+                self._note(attempts, correlation_id, Attempt(number, "model", status, failed[0].code, 0.0, attempt_usage, took))
+                if self._over_budget(usage):
+                    self._exhausted(attempts, failed[0], correlation_id, usage, None)
+                reflections += 1
+                work += self._reflect(failed, "".join(text_parts))
+                for error in failed:
+                    self._log_reflection(reflections, error.tool_name or "?", error.code, correlation_id)
+            self._check_deadline(deadline, attempts, correlation_id, usage, None)
+
+    @staticmethod
+    def _text_item(item: Any, text_parts: list[str], calls: list[ToolCall], errors: list[ToolCallError]) -> Any:
+        if isinstance(item, str):
+            if not item:
+                return None
+            text_parts.append(item)
+            return TextDelta(item)
+        if isinstance(item, ToolCall):
+            calls.append(item)
+            return ToolCallCompleted(item)
+        errors.append(item)
+        return ToolCallFailed(item.index, item)
+
+    @staticmethod
+    def _call_events(acc: ToolCallAccumulator, events: list[Any], calls: list[ToolCall], errors: list[ToolCallError]) -> list[Any]:
+        out: list[Any] = []
+        names: dict[int, str] = {}
+        for e in events:
+            if e.kind == "name":
+                names[e.index] = names.get(e.index, "") + (e.text or "")
+                out.append(ToolCallStarted(e.index, e.id, names[e.index]))
+            elif e.kind == "arguments":
+                out.append(ToolCallArgumentsDelta(e.index, "", e.text or "", acc.partial(e.index)))
+        return out + OllamaClient._finish_events(acc.completed(), calls, errors)
+
+    @staticmethod
+    def _finish_events(result: Any, calls: list[ToolCall], errors: list[ToolCallError]) -> list[Any]:
+        out: list[Any] = []
+        for call in result.calls:
+            calls.append(call)
+            out.append(ToolCallCompleted(call))
+        for error in result.errors:
+            errors.append(error)
+            out.append(ToolCallFailed(error.index, error))
+        return out
 
     # ---- pieces -----------------------------------------------------------------------------------------
 

@@ -1,0 +1,143 @@
+"""OllamaClient.chat_stream over real HTTP: typed events, recovery before the first event, mid-stream errors."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from ollama_server import Reply, ScriptedOllama, stream_lines
+from toolmend import ToolRegistry
+from toolmend.config import RetryConfig
+from toolmend.errors import MidStreamError
+from toolmend.ollama import Done, OllamaClient, TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallStarted
+
+MESSAGES = [{"role": "user", "content": "Read test.txt"}]
+
+
+@pytest.fixture
+def registry() -> ToolRegistry:
+    reg = ToolRegistry()
+    reg.register("read_file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    return reg
+
+
+async def _instant(_: float) -> None:
+    return None
+
+
+def collect(server: ScriptedOllama, registry: ToolRegistry, **config: Any) -> list[Any]:
+    async def go() -> list[Any]:
+        async with OllamaClient(server.url, "m", registry, RetryConfig(**config), sleep=_instant) as client:
+            return [event async for event in client.chat_stream(MESSAGES)]
+
+    return asyncio.run(go())
+
+
+def test_a_streamed_turn_as_typed_events(registry: ToolRegistry) -> None:
+    lines = stream_lines({"name": "read_file", "arguments": {"path": "test.txt"}, "id": "call_1"}, text=["Let me ", "check. "])
+    with ScriptedOllama([Reply(lines=lines)]) as server:
+        events = collect(server, registry)
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == ["TextDelta", "TextDelta", "ToolCallStarted", "ToolCallArgumentsDelta", "ToolCallCompleted", "Done"]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Let me check. "
+    started = next(e for e in events if isinstance(e, ToolCallStarted))
+    assert (started.index, started.id, started.name) == (0, "call_1", "read_file")
+    delta = next(e for e in events if isinstance(e, ToolCallArgumentsDelta))
+    assert delta.partial == {"path": "test.txt"}
+    done = events[-1]
+    assert isinstance(done, Done) and [c.id for c in done.result.tool_calls] == ["call_1"]
+    assert done.result.usage.total_tokens == 150 and server.requests[0]["json"]["stream"] is True
+
+
+def test_calls_written_in_streamed_text_are_found_and_not_shown(registry: ToolRegistry) -> None:
+    pieces = ["Sure. <tool", '_call>{"name": "read_file", ', '"arguments": {"path": "a.txt",}}</tool_call>', " Done."]
+    with ScriptedOllama([Reply(lines=stream_lines(text=pieces))]) as server:
+        events = collect(server, registry)
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert "tool_call" not in text and text.split() == ["Sure.", "Done."]
+    (completed,) = [e for e in events if isinstance(e, ToolCallCompleted)]
+    assert completed.call.arguments == {"path": "a.txt"} and completed.call.repairs
+
+
+def test_failures_before_any_event_are_retried_transparently(registry: ToolRegistry) -> None:
+    script = [
+        Reply(503, {"error": "busy"}),
+        Reply(lines=stream_lines({"name": "read_file", "arguments": {"path": 5}})),
+        Reply(lines=[{"error": "error parsing tool call: raw='{\"path\": \"x\"', err=unexpected end of JSON input"}]),
+    ]
+    with ScriptedOllama(script) as server:
+        events = collect(server, registry)
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert [a.lane for a in done.result.attempts] == ["transport", "model", "salvaged"]
+    assert [c.arguments for c in done.result.tool_calls] == [{"path": "x"}]
+    assert not any(type(e).__name__ == "ToolCallFailed" for e in events)  # the failed try never showed
+    reflected = server.requests[2]["json"]["messages"]
+    assert any(m["role"] == "tool" and "/path" in m["content"] for m in reflected)
+
+
+def test_a_stream_cut_after_events_raises_with_what_was_received(registry: ToolRegistry) -> None:
+    lines = stream_lines({"name": "read_file", "arguments": {"path": "a"}}, text=["Reading "], done=False)
+    with ScriptedOllama([Reply(lines=lines)]) as server, pytest.raises(MidStreamError) as excinfo:
+        collect(server, registry)
+    assert len(server.requests) == 1  # never replayed
+    assert [c.arguments for c in excinfo.value.received] == [{"path": "a"}]
+
+
+def test_a_stall_after_events_hits_the_idle_timeout(registry: ToolRegistry) -> None:
+    lines = stream_lines({"name": "read_file", "arguments": {"path": "a"}}, text=["Reading "])
+    with ScriptedOllama([Reply(lines=lines, line_delay_s=0.5)]) as server, pytest.raises(MidStreamError):
+        collect(server, registry, idle_timeout_s=0.1)
+
+
+def test_breaking_out_early_closes_the_stream_and_the_client_goes_on(registry: ToolRegistry) -> None:
+    slow = Reply(lines=stream_lines({"name": "read_file", "arguments": {"path": "a"}}, text=["a ", "b ", "c "]), line_delay_s=0.05)
+    fast = Reply(lines=stream_lines({"name": "read_file", "arguments": {"path": "b"}}))
+
+    async def go(server: ScriptedOllama) -> Any:
+        async with OllamaClient(server.url, "m", registry, sleep=_instant) as client:
+            stream = client.chat_stream(MESSAGES)
+            async for event in stream:
+                assert isinstance(event, TextDelta)
+                break
+            await stream.aclose()
+            tasks_before = len(asyncio.all_tasks())
+            events = [e async for e in client.chat_stream(MESSAGES)]
+            assert len(asyncio.all_tasks()) == tasks_before
+            return events[-1]
+
+    with ScriptedOllama([slow, fast]) as server:
+        done = asyncio.run(go(server))
+    assert [c.arguments for c in done.result.tool_calls] == [{"path": "b"}]
+
+
+def test_many_concurrent_streams_through_one_client(registry: ToolRegistry) -> None:
+    n = 40
+    script = [Reply(lines=stream_lines({"name": "read_file", "arguments": {"path": f"{i}"}}, text=[f"t{i} "])) for i in range(n)]
+
+    async def go(server: ScriptedOllama) -> list[Any]:
+        async with OllamaClient(server.url, "m", registry, sleep=_instant) as client:
+            async def one() -> Any:
+                return [e async for e in client.chat_stream(MESSAGES)][-1]
+
+            return await asyncio.gather(*(one() for _ in range(n)))
+
+    with ScriptedOllama(script) as server:
+        results = asyncio.run(go(server))
+    assert sorted(d.result.tool_calls[0].arguments["path"] for d in results) == sorted(str(i) for i in range(n))
+
+
+def test_chat_command_streams(capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    from toolmend.cli import main
+
+    tools = str(Path(__file__).parent.parent / "examples" / "tools.json")
+    lines = stream_lines({"name": "read_file", "arguments": {"path": "notes.txt"}}, text=["Reading ", "now."])
+    with ScriptedOllama([Reply(lines=lines)]) as server:
+        status = main(["chat", "--stream", "--model", "m", "--message", "go", "--tools", tools, "--host", server.url])
+    out = capsys.readouterr().out
+    assert status == 0 and "Reading now." in out and '[call read_file {"path": "notes.txt"}]' in out
+    assert "attempt 1: ok" in out
