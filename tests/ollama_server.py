@@ -21,6 +21,7 @@ class Reply:
     drop: bool = False  # close the connection without answering
     lines: list[Any] | None = None  # a streamed reply: NDJSON lines, sent one by one
     line_delay_s: float = 0.0
+    write_size: int | None = None  # send the stream in writes of this many bytes (split anywhere)
 
 
 def chat_reply(
@@ -56,9 +57,23 @@ class ScriptedOllama:
         self.script = deque(script)
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        #: Connections open right now (the tests check that none are left behind).
+        self.open_connections = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            def setup(self) -> None:
+                super().setup()
+                with outer._lock:
+                    outer.open_connections += 1
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                finally:
+                    with outer._lock:
+                        outer.open_connections -= 1
+
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
@@ -96,12 +111,17 @@ class ScriptedOllama:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/x-ndjson")
                     self.end_headers()
-                    for line in reply.lines or []:
-                        data = line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n"
-                        self.wfile.write(data)
-                        self.wfile.flush()
-                        if reply.line_delay_s:
-                            time.sleep(reply.line_delay_s)
+                    data = b"".join(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in reply.lines or [])
+                    if reply.write_size:
+                        for i in range(0, len(data), reply.write_size):
+                            self.wfile.write(data[i : i + reply.write_size])
+                            self.wfile.flush()
+                    else:
+                        for line in reply.lines or []:
+                            self.wfile.write(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n")
+                            self.wfile.flush()
+                            if reply.line_delay_s:
+                                time.sleep(reply.line_delay_s)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
                 self.close_connection = True

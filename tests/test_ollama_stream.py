@@ -141,3 +141,119 @@ def test_chat_command_streams(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert status == 0 and "Reading now." in out and '[call read_file {"path": "notes.txt"}]' in out
     assert "attempt 1: ok" in out
+
+
+@pytest.mark.parametrize("write_size", [1, 2, 7, 64])
+def test_writes_split_at_any_byte_give_the_same_events(registry: ToolRegistry, write_size: int) -> None:
+    lines = stream_lines({"name": "read_file", "arguments": {"path": "é/∂.txt"}, "id": "c1"}, text=["Ünïcode ", "text "])
+    with ScriptedOllama([Reply(lines=lines), Reply(lines=lines, write_size=write_size)]) as server:
+        whole = collect(server, registry)
+        split = collect(server, registry)
+    shape = lambda events: [(type(e).__name__, getattr(e, "text", None)) for e in events]  # noqa: E731
+    assert shape(split) == shape(whole)
+    assert split[-1].result.tool_calls[0].arguments == {"path": "é/∂.txt"}
+
+
+def test_cancelling_mid_stream_closes_the_connection(registry: ToolRegistry) -> None:
+    slow = Reply(lines=stream_lines(text=["a "] * 50), line_delay_s=0.05)
+    after = Reply(lines=stream_lines({"name": "read_file", "arguments": {"path": "z"}}))
+
+    async def go(server: ScriptedOllama) -> Any:
+        async with OllamaClient(server.url, "m", registry, sleep=_instant) as client:
+            tasks_before = len(asyncio.all_tasks())
+
+            async def consume() -> None:
+                async for _ in client.chat_stream(MESSAGES):
+                    pass
+
+            task = asyncio.create_task(consume())
+            await asyncio.sleep(0.2)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert len(asyncio.all_tasks()) == tasks_before
+            done = [e async for e in client.chat_stream(MESSAGES)][-1]
+        return done
+
+    with ScriptedOllama([slow, after]) as server:
+        done = asyncio.run(go(server))
+        for _ in range(100):
+            if server.open_connections == 0:
+                break
+            import time
+
+            time.sleep(0.02)
+        assert server.open_connections == 0
+    assert done.result.tool_calls[0].arguments == {"path": "z"}
+
+
+def test_two_hundred_concurrent_streams_leave_nothing_behind(registry: ToolRegistry) -> None:
+    n = 200
+    script = [Reply(lines=stream_lines({"name": "read_file", "arguments": {"path": f"{i}"}})) for i in range(n)]
+
+    async def go(server: ScriptedOllama) -> list[Any]:
+        tasks_before = len(asyncio.all_tasks())
+        async with OllamaClient(server.url, "m", registry, RetryConfig(max_connections=20), sleep=_instant) as client:
+
+            async def one() -> Any:
+                return [e async for e in client.chat_stream(MESSAGES)][-1]
+
+            results = await asyncio.gather(*(one() for _ in range(n)))
+        assert len(asyncio.all_tasks()) == tasks_before
+        return results
+
+    with ScriptedOllama(script) as server:
+        results = asyncio.run(go(server))
+        import time
+
+        for _ in range(100):
+            if server.open_connections == 0:
+                break
+            time.sleep(0.02)
+        assert server.open_connections == 0
+    assert len({d.result.tool_calls[0].arguments["path"] for d in results}) == n
+
+
+def test_breaker_opens_fails_fast_half_opens_and_closes(registry: ToolRegistry) -> None:
+    from ollama_server import chat_reply
+    from toolmend.errors import CircuitOpenError, RetryExhaustedError
+
+    clock = [1000.0]
+    bad = chat_reply({"name": "read_file", "arguments": "bad"})
+    good = chat_reply({"name": "read_file", "arguments": {"path": "ok"}})
+    script = [bad, bad, bad, bad, bad, bad, good]
+
+    async def go(server: ScriptedOllama) -> None:
+        cfg = RetryConfig(max_retries=1, breaker_threshold=2, breaker_reset_s=30)
+        async with OllamaClient(server.url, "m", registry, cfg, clock=lambda: clock[0]) as client:
+            for _ in range(2):
+                with pytest.raises(RetryExhaustedError):
+                    await client.chat(MESSAGES)
+            with pytest.raises(CircuitOpenError, match="in 30.0s"):
+                await client.chat(MESSAGES)
+            clock[0] += 31  # cool-down over: one trial chat goes through, fails, the circuit reopens
+            with pytest.raises(RetryExhaustedError):
+                await client.chat(MESSAGES)
+            with pytest.raises(CircuitOpenError):
+                await client.chat(MESSAGES)
+            clock[0] += 31  # the next trial succeeds and closes the circuit
+            assert (await client.chat(MESSAGES)).tool_calls[0].arguments == {"path": "ok"}
+            assert (await client.chat(MESSAGES)) is not None
+
+    with ScriptedOllama(script + [good]) as server:
+        asyncio.run(go(server))
+
+
+def test_token_budget_is_a_typed_error(registry: ToolRegistry) -> None:
+    from toolmend.errors import TokenBudgetError
+    from ollama_server import chat_reply
+
+    script = [chat_reply({"name": "read_file", "arguments": "bad"}, prompt_tokens=900, eval_tokens=200)] * 2
+
+    async def go(server: ScriptedOllama) -> None:
+        async with OllamaClient(server.url, "m", registry, RetryConfig(token_budget=1000)) as client:
+            await client.chat(MESSAGES)
+
+    with ScriptedOllama(script) as server, pytest.raises(TokenBudgetError) as excinfo:
+        asyncio.run(go(server))
+    assert excinfo.value.usage.total_tokens == 1100 and len(server.requests) == 1

@@ -57,6 +57,8 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
     #: chats fail at once instead of spending a model's time on calls it keeps getting wrong.
     breaker_threshold: int = 5
     breaker_reset_s: float = 30.0
+    #: Connections the client keeps to the server at most (chats beyond it wait for one).
+    max_connections: int = 100
     #: A JSON-lines file that gets one line per attempt (no argument values); None: no audit.
     audit_path: str | None = None
     #: Argument values in DEBUG records (secret-looking values masked). Off by default.
@@ -77,6 +79,7 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
             "deadline_s": self.deadline_s > 0,
             "token_budget": self.token_budget is None or self.token_budget > 0,
             "breaker_threshold": self.breaker_threshold >= 1,
+            "max_connections": self.max_connections >= 1,
             "breaker_reset_s": self.breaker_reset_s >= 0,
         }
         for field, ok in checks.items():

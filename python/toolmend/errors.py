@@ -113,3 +113,7 @@ class MidStreamError(RetryExhaustedError):
     def __init__(self, message: str, *, received: tuple[Any, ...] = (), **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
         self.received = received
+
+
+class TokenBudgetError(RetryExhaustedError):
+    """A chat stopped because its attempts used up ``RetryConfig.token_budget``."""

@@ -28,7 +28,7 @@ import orjson
 
 from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator, ToolCallError
 from toolmend.config import RetryConfig
-from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError
+from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
 
@@ -159,7 +159,8 @@ class OllamaClient:
     """``async with OllamaClient(model="qwen3", registry=reg) as client: result = await client.chat(msgs)``.
 
     One httpx.AsyncClient is reused for every chat (pass ``http_client`` or ``transport`` to bring your own);
-    many chats may run on one client at once. ``sleep`` and ``rand`` are injectable for tests.
+    many chats may run on one client at once. ``sleep``, ``rand`` and ``clock`` (the circuit breaker's) are
+    injectable for tests.
     """
 
     def __init__(
@@ -173,6 +174,7 @@ class OllamaClient:
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         rand: Callable[[], float] = random.random,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
         if "://" not in self.host:
@@ -182,13 +184,17 @@ class OllamaClient:
         self.config = config or RetryConfig()
         self._own_client = http_client is None
         timeout = httpx.Timeout(self.config.first_byte_timeout_s, connect=self.config.connect_timeout_s)
-        self._http = http_client or httpx.AsyncClient(base_url=self.host, timeout=timeout, transport=transport)
+        limits = httpx.Limits(max_connections=self.config.max_connections, max_keepalive_connections=self.config.max_connections)
+        self._http = http_client or httpx.AsyncClient(base_url=self.host, timeout=timeout, transport=transport, limits=limits)
         self._sleep = sleep
         self._rand = rand
+        self._clock = clock  # the circuit breaker's clock
         # Circuit breaker per model: exhausted chats in a row, and until when the circuit is open.
         self._exhausted_in_a_row: dict[str, int] = {}
-        self._stats = Stats()
         self._open_until: dict[str, float] = {}
+        # Half-open: when the trial chat started (a trial that ends some other way goes stale after the cool-down).
+        self._trial: dict[str, float] = {}
+        self._stats = Stats()
 
     async def __aenter__(self) -> OllamaClient:
         return self
@@ -214,16 +220,7 @@ class OllamaClient:
         cfg = self.config
         correlation_id = uuid.uuid4().hex[:16]
         started = time.monotonic()
-        if self._open_until.get(self.model, 0.0) > started:
-            wait = self._open_until[self.model] - started
-            logger.warning("circuit open for model %s (correlation: %s): %.1fs left", self.model, correlation_id, wait)
-            raise CircuitOpenError(
-                f"circuit open for model {self.model!r}: its last {cfg.breaker_threshold} chats exhausted their "
-                f"retries; new chats are refused for {wait:.1f}s more",
-                attempts=(),
-                last_error="circuit open",
-                correlation_id=correlation_id,
-            )
+        self._admit(correlation_id, self._clock())
         deadline = started + cfg.deadline_s
         work = [dict(m) for m in messages]
         tool_specs = self._tool_specs(tools)
@@ -319,7 +316,7 @@ class OllamaClient:
             calls = _merge(kept, result.calls)
             if result.ok:
                 self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
-                self._exhausted_in_a_row[self.model] = 0
+                self._closed()
                 out = {"role": "assistant", "content": result.text, "tool_calls": [_wire_call(c) for c in calls]}
                 if message.get("thinking"):
                     out["thinking"] = message["thinking"]
@@ -353,6 +350,7 @@ class OllamaClient:
         cfg = self.config
         correlation_id = uuid.uuid4().hex[:16]
         started = time.monotonic()
+        self._admit(correlation_id, self._clock())
         deadline = started + cfg.deadline_s
         work = [dict(m) for m in messages]
         tool_specs = self._tool_specs(tools)
@@ -448,7 +446,7 @@ class OllamaClient:
                 for h in held:
                     yield h
                 self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
-                self._exhausted_in_a_row[self.model] = 0
+                self._closed()
                 text = "".join(text_parts)
                 out = {"role": "assistant", "content": text, "tool_calls": [_wire_call(c) for c in calls]}
                 yield Done(self._result(out, calls, text, usage, attempts, correlation_id, started))
@@ -651,6 +649,32 @@ class OllamaClient:
         )
         return [{"role": "assistant", "content": _clip(raw)}, {"role": "user", "content": prompt}]
 
+    def _admit(self, correlation_id: str, now: float) -> None:
+        """The circuit breaker: closed lets every chat through; open refuses them until the cool-down ends;
+        then half-open lets one trial chat through, whose outcome closes or reopens the circuit."""
+        model = self.model
+        until = self._open_until.get(model)
+        if until is None:
+            return
+        trial_running = now - self._trial.get(model, -1e18) < self.config.breaker_reset_s
+        if now < until or trial_running:
+            wait = max(0.0, until - now)
+            logger.warning("circuit open for model %s (correlation: %s): %.1fs left", model, correlation_id, wait)
+            raise CircuitOpenError(
+                f"circuit open for model {model!r} after {self.config.breaker_threshold} exhausted chats in a row; "
+                + (f"it lets a trial chat through in {wait:.1f}s" if now < until else "a trial chat is running"),
+                attempts=(),
+                last_error="circuit open",
+                correlation_id=correlation_id,
+            )
+        self._trial[model] = now  # half-open: this chat is the trial
+
+    def _closed(self) -> None:
+        """A chat succeeded: the circuit closes."""
+        self._exhausted_in_a_row[self.model] = 0
+        self._open_until.pop(self.model, None)
+        self._trial.pop(self.model, None)
+
     def _note(self, attempts: list[Attempt], correlation_id: str, attempt: Attempt) -> None:
         """Adds an attempt to the chat's ledger, the client's stats and the audit file."""
         attempts.append(attempt)
@@ -687,12 +711,23 @@ class OllamaClient:
         )
 
     def _exhausted(self, attempts: list[Attempt], last_error: Any, correlation_id: str, usage: Usage, body: Any) -> None:
+        if self._over_budget(usage):
+            self._stats.count("chats_over_budget")
+            raise TokenBudgetError(
+                f"the chat used {usage.total_tokens} tokens of its budget of {self.config.token_budget}",
+                attempts=tuple(attempts),
+                last_error=last_error,
+                correlation_id=correlation_id,
+                response=body,
+                usage=usage,
+            )
         code = getattr(last_error, "code", "TLP-004")
         self._stats.count("chats_exhausted")
         count = self._exhausted_in_a_row.get(self.model, 0) + 1
         self._exhausted_in_a_row[self.model] = count
-        if count >= self.config.breaker_threshold:
-            self._open_until[self.model] = time.monotonic() + self.config.breaker_reset_s
+        if count >= self.config.breaker_threshold or self.model in self._trial:
+            self._trial.pop(self.model, None)
+            self._open_until[self.model] = self._clock() + self.config.breaker_reset_s
             self._exhausted_in_a_row[self.model] = 0
             logger.warning("circuit opened for model %s after %d exhausted chats", self.model, count)
         logger.warning(
