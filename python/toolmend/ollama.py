@@ -393,45 +393,49 @@ class OllamaClient:
                         outcome = "http"
                     else:
                         lines = response.aiter_lines()
-                        first = True
-                        done = False
-                        while True:
-                            wait = cfg.first_byte_timeout_s if first else cfg.idle_timeout_s
-                            try:
-                                line = await asyncio.wait_for(lines.__anext__(), timeout=min(wait, max(0.001, deadline - time.monotonic())))
-                            except StopAsyncIteration:
-                                break
-                            first = False
-                            chunk = _json(line.encode()) if line.strip() else None
-                            if not isinstance(chunk, dict):
-                                continue
-                            error_text = _error_text(chunk)
-                            if error_text is not None:
-                                outcome = "model"
-                                break
-                            message = chunk.get("message") or {}
-                            content = message.get("content") or ""
-                            new_events: list[Any] = []
-                            if content:
-                                for item in text_parser.feed(content):
-                                    new_events.append(self._text_item(item, text_parts, calls, errors))
-                            new_events += self._call_events(acc, acc.feed(chunk), calls, errors)
-                            if chunk.get("done"):
-                                attempt_usage = Usage.of(chunk)
-                                for item in text_parser.flush():
-                                    new_events.append(self._text_item(item, text_parts, calls, errors))
-                                new_events += self._finish_events(acc.finish(), calls, errors)
-                                done = True
-                            batch = [e for e in new_events if e is not None]
-                            if not yielded and (held or any(isinstance(e, ToolCallFailed) for e in batch)):
-                                # From a failed call on, hold everything: the turn may still be retried.
-                                held += batch
-                            else:
-                                for event in batch:
-                                    yielded = True
-                                    yield event
-                            if done:
-                                break
+                        try:
+                            first = True
+                            done = False
+                            while True:
+                                wait = cfg.first_byte_timeout_s if first else cfg.idle_timeout_s
+                                try:
+                                    line = await asyncio.wait_for(lines.__anext__(), timeout=min(wait, max(0.001, deadline - time.monotonic())))
+                                except StopAsyncIteration:
+                                    break
+                                first = False
+                                chunk = _json(line.encode()) if line.strip() else None
+                                if not isinstance(chunk, dict):
+                                    continue
+                                error_text = _error_text(chunk)
+                                if error_text is not None:
+                                    outcome = "model"
+                                    break
+                                message = chunk.get("message") or {}
+                                content = message.get("content") or ""
+                                new_events: list[Any] = []
+                                if content:
+                                    for item in text_parser.feed(content):
+                                        new_events.append(self._text_item(item, text_parts, calls, errors))
+                                new_events += self._call_events(acc, acc.feed(chunk), calls, errors)
+                                if chunk.get("done"):
+                                    attempt_usage = Usage.of(chunk)
+                                    for item in text_parser.flush():
+                                        new_events.append(self._text_item(item, text_parts, calls, errors))
+                                    new_events += self._finish_events(acc.finish(), calls, errors)
+                                    done = True
+                                batch = [e for e in new_events if e is not None]
+                                if not yielded and (held or any(isinstance(e, ToolCallFailed) for e in batch)):
+                                    # From a failed call on, hold everything: the turn may still be retried.
+                                    held += batch
+                                else:
+                                    for event in batch:
+                                        yielded = True
+                                        yield event
+                                if done:
+                                    break
+                        finally:
+                            # Closed here, not left to the garbage collector (no stray task).
+                            await lines.aclose()
                         if outcome is None and not done:
                             outcome = "cut"
             except (httpx.TimeoutException, asyncio.TimeoutError):
