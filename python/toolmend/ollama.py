@@ -233,11 +233,7 @@ class OllamaClient:
         last_body: Any = None
         while True:
             number = len(attempts) + 1
-            payload: dict[str, Any] = {"model": self.model, "messages": work, "stream": False}
-            if tool_specs:
-                payload["tools"] = tool_specs
-            if options:
-                payload["options"] = dict(options)
+            payload = self._payload(work, tool_specs, options, stream=False)
             t0 = time.monotonic()
             status, headers, body, failure = await self._post(payload, deadline)
             took = time.monotonic() - t0
@@ -361,11 +357,7 @@ class OllamaClient:
         yielded = False
         while True:
             number = len(attempts) + 1
-            payload: dict[str, Any] = {"model": self.model, "messages": work, "stream": True}
-            if tool_specs:
-                payload["tools"] = tool_specs
-            if options:
-                payload["options"] = dict(options)
+            payload = self._payload(work, tool_specs, options, stream=True)
             acc = ToolCallAccumulator(self.registry, max_size=cfg.max_argument_size, max_depth=cfg.max_nesting_depth)
             text_parser = TextCallParser(self.registry, max_size=cfg.max_argument_size, max_depth=cfg.max_nesting_depth)
             text_parts: list[str] = []
@@ -569,6 +561,16 @@ class OllamaClient:
         except httpx.TransportError as e:
             return None, None, b"", f"connection failed ({type(e).__name__}: {e})"
         return response.status_code, response.headers, response.content, None
+
+    def _payload(
+        self, work: list[dict[str, Any]], tool_specs: list[dict[str, Any]], options: Mapping[str, Any] | None, *, stream: bool
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.model, "messages": work, "stream": stream}
+        if tool_specs:
+            payload["tools"] = tool_specs
+        if options:
+            payload["options"] = dict(options)
+        return payload
 
     def _backoff(self, failures: int) -> float:
         """Full jitter: a uniform draw below the capped exponential."""
