@@ -124,6 +124,17 @@ impl Deadline {
 }
 
 #[cfg(test)]
+impl Deadline {
+    /// A deadline that has already passed, for testing the timeout path without sleeping.
+    pub(crate) fn expired(limit_ms: u64) -> Self {
+        Deadline {
+            at: Some(Instant::now()),
+            limit_ms,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::exceeds_depth;
 
@@ -133,16 +144,5 @@ mod tests {
         assert!(exceeds_depth(br#"[[1], {"a": [[2]]}]"#, 3));
         assert!(!exceeds_depth(br#"["[[[[", {"k\"[[[": "\\"}]"#, 2));
         assert!(!exceeds_depth(b"", 0));
-    }
-}
-
-#[cfg(test)]
-impl Deadline {
-    /// A deadline that has already passed, for testing the timeout path without sleeping.
-    pub(crate) fn expired(limit_ms: u64) -> Self {
-        Deadline {
-            at: Some(Instant::now()),
-            limit_ms,
-        }
     }
 }

@@ -437,7 +437,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
 
     fn tick(&mut self) -> Result<(), Error> {
         self.steps = self.steps.wrapping_add(1);
-        if self.steps % 1024 == 0 {
+        if self.steps.is_multiple_of(1024) {
             self.deadline.check(self.pos)?;
         }
         Ok(())
@@ -1497,7 +1497,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             while i < src.len() && matches!(src[i], b' ' | b'\t') {
                 i += 1;
             }
-            src.get(i).map_or(true, |&c| {
+            src.get(i).is_none_or(|&c| {
                 matches!(
                     c,
                     b',' | b'}' | b']' | b')' | b'\n' | b'\r' | b'/' | b'"' | b'\'' | b'#'

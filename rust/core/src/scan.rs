@@ -225,7 +225,7 @@ pub(crate) fn literal_at(src: &[u8], i: usize) -> Option<Literal> {
     ];
     let rest = &src[i.min(src.len())..];
     WORDS.iter().find_map(|&(word, lit)| {
-        let ends_word = rest.get(word.len()).map_or(true, |&b| !is_ident(b));
+        let ends_word = rest.get(word.len()).is_none_or(|&b| !is_ident(b));
         (rest.starts_with(word) && ends_word).then_some(lit)
     })
 }

@@ -307,19 +307,16 @@ pub(super) fn scan(
         let (body_end, span_end) = close.map_or((next_same, next_same), |(at, len)| {
             (body_start + at, body_start + at + len)
         });
-        let calls = read_body(fmt, content, body_start, body_end, limits);
-        match calls {
-            Some(calls) => {
-                out.prose(text_from, open_at);
-                out.result
-                    .calls
-                    .extend(calls.into_iter().map(|c| FoundCall {
-                        position: open_at,
-                        ..c
-                    }));
-                text_from = span_end;
-            }
-            None => {} // not a call after all (a ```json fence of data): it stays text
+        // None: not a call after all (a ```json fence of data), and it stays text.
+        if let Some(calls) = read_body(fmt, content, body_start, body_end, limits) {
+            out.prose(text_from, open_at);
+            out.result
+                .calls
+                .extend(calls.into_iter().map(|c| FoundCall {
+                    position: open_at,
+                    ..c
+                }));
+            text_from = span_end;
         }
         pos = span_end.max(body_start);
     }
