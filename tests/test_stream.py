@@ -285,3 +285,15 @@ def test_text_call_parser_validates_and_gives_back_what_is_not_a_call() -> None:
     parser.reset()
     text, calls = run_tokens(parser, ["<tool_call>", "x" * 300])
     assert calls == [] and text == "<tool_call>" + "x" * 300
+
+
+def test_argument_events_carry_the_path_they_ended_in() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="write_file"))
+    pieces = ['{"path": "a.py", "con', 'tent": "line 1\\n', 'line 2", "opts": {"modes": ["r", "w', '"]}}']
+    paths = [e.path for piece in pieces for e in acc.feed(ToolCallDelta(0, arguments=piece))]
+    assert paths == ["", "/content", "/opts/modes/1", ""]
+    assert acc.partial(0) == {"path": "a.py", "content": "line 1\nline 2", "opts": {"modes": ["r", "w"]}}
+    loose = ToolCallAccumulator()
+    (event,) = loose.feed(ToolCallDelta(0, arguments="{'a': 1"))[-1:]
+    assert event.kind == "arguments" and event.path is None

@@ -127,8 +127,8 @@ class ToolCallStarted:
 
 @dataclass(frozen=True)
 class ToolCallArgumentsDelta:
-    """Arguments text appended to a call (``path`` "" is the whole arguments: Ollama sends calls whole),
-    with the live ``partial`` view of the arguments so far."""
+    """Arguments text appended to a call, ``path`` the JSON Pointer of the value it ended in ("" for the
+    arguments object: Ollama sends each call whole), with the live ``partial`` view of the arguments so far."""
 
     index: int
     path: str
@@ -523,7 +523,7 @@ class OllamaClient:
                 names[e.index] = names.get(e.index, "") + (e.text or "")
                 out.append(ToolCallStarted(e.index, e.id, names[e.index]))
             elif e.kind == "arguments":
-                out.append(ToolCallArgumentsDelta(e.index, "", e.text or "", acc.partial(e.index)))
+                out.append(ToolCallArgumentsDelta(e.index, e.path or "", e.text or "", acc.partial(e.index)))
         return out + OllamaClient._finish_events(acc.completed(), calls, errors)
 
     @staticmethod

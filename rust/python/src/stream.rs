@@ -60,6 +60,9 @@ pub struct StreamEvent {
     kind: &'static str,
     index: usize,
     id: Option<String>,
+    /// For "arguments": the JSON Pointer of the value the appended text ended in ("/content"),
+    /// None when the arguments are not strict JSON so far.
+    path: Option<String>,
     text: Option<String>,
     code: Option<&'static str>,
     message: Option<String>,
@@ -126,6 +129,7 @@ impl ToolCallAccumulator {
         if let Ok(delta) = chunk.cast::<ToolCallDelta>() {
             let d = delta.get().clone();
             self.push(
+                py,
                 Delta {
                     index: d.index,
                     id: d.id,
@@ -134,7 +138,7 @@ impl ToolCallAccumulator {
                     complete: d.complete,
                 },
                 &mut events,
-            );
+            )?;
         } else if let Ok(d) = chunk.cast::<PyDict>() {
             self.feed_object(py, d, &mut events)?;
         } else {
@@ -179,19 +183,11 @@ impl ToolCallAccumulator {
         let Some(slot) = self.core.slot_of(index) else {
             return Ok(None);
         };
-        let text = self.core.arguments(slot).unwrap_or_default();
-        if self.views.len() <= slot {
-            self.views.resize_with(slot + 1, LiveView::default);
-        }
-        let view = &mut self.views[slot];
-        if text.len() < view.fed {
-            *view = LiveView::default(); // the buffer was freed (the call failed)
-        }
-        view.read(py, &text[view.fed..])?;
-        view.fed = text.len();
+        let view = self.catch_up(py, slot)?;
         if !view.reader.is_broken() {
             return view.value(py);
         }
+        let text = self.core.arguments(slot).unwrap_or_default();
         // Not strict JSON (single quotes, say): what the repair pass makes of the whole text.
         if text.trim().is_empty() {
             return Ok(None);
@@ -223,6 +219,8 @@ struct LiveView {
     root: Option<Py<PyAny>>,
     /// Open containers, innermost last, with the key waiting for its value (objects).
     stack: Vec<(Py<PyAny>, Option<Py<PyString>>)>,
+    /// The JSON Pointer segment of the current member of each open container: its key or index.
+    segments: Vec<Option<String>>,
     /// The open string value: its text, and whether the view shows all of it.
     open: Option<(String, bool)>,
     /// Where the open string sits: its key, or its position in a list.
@@ -238,16 +236,23 @@ impl LiveView {
                     let d = PyDict::new(py).into_any().unbind();
                     self.place(py, d.clone_ref(py))?;
                     self.stack.push((d, None));
+                    self.segments.push(None);
                 }
                 Token::ArrayStart => {
                     let l = PyList::empty(py).into_any().unbind();
                     self.place(py, l.clone_ref(py))?;
                     self.stack.push((l, None));
+                    self.segments.push(None);
                 }
                 Token::End => {
                     self.stack.pop();
+                    self.segments.pop();
+                    self.member_done(py);
                 }
                 Token::Key(k) => {
+                    if let Some(segment) = self.segments.last_mut() {
+                        *segment = Some(k.replace('~', "~0").replace('/', "~1"));
+                    }
                     if let Some(top) = self.stack.last_mut() {
                         top.1 = Some(PyString::new(py, &k).unbind());
                     }
@@ -269,19 +274,22 @@ impl LiveView {
                 Token::StringEnd => {
                     self.show_open_string(py)?;
                     self.open = None;
+                    self.member_done(py);
                 }
                 Token::Number(n) => {
                     let value = number(py, &n)?;
                     self.place(py, value)?;
+                    self.member_done(py);
                 }
-                Token::Bool(b) => self.place(
-                    py,
-                    pyo3::types::PyBool::new(py, b)
-                        .to_owned()
-                        .into_any()
-                        .unbind(),
-                )?,
-                Token::Null => self.place(py, py.None())?,
+                Token::Bool(b) => {
+                    let value = pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind();
+                    self.place(py, value)?;
+                    self.member_done(py);
+                }
+                Token::Null => {
+                    self.place(py, py.None())?;
+                    self.member_done(py);
+                }
             }
         }
         Ok(())
@@ -296,8 +304,32 @@ impl LiveView {
         let container = container.bind(py);
         match key.take() {
             Some(k) => container.cast::<PyDict>()?.set_item(k, value),
-            None => container.cast::<PyList>()?.append(value),
+            None => {
+                let list = container.cast::<PyList>()?;
+                if let Some(segment) = self.segments.last_mut() {
+                    *segment = Some(list.len().to_string());
+                }
+                list.append(value)
+            }
         }
+    }
+
+    /// A member of the innermost object is complete: the path points at the object until the next
+    /// key (a list keeps its last index).
+    fn member_done(&mut self, py: Python<'_>) {
+        if let (Some((container, _)), Some(segment)) = (self.stack.last(), self.segments.last_mut()) {
+            if container.bind(py).is_instance_of::<PyDict>() {
+                *segment = None;
+            }
+        }
+    }
+
+    /// Where the text read last ended: the JSON Pointer of the innermost member being written.
+    fn path(&self) -> Option<String> {
+        if self.reader.is_broken() {
+            return None;
+        }
+        Some(self.segments.iter().flatten().map(|s| format!("/{s}")).collect())
     }
 
     /// Writes the open string's text into its container (O(its length)).
@@ -344,12 +376,27 @@ fn number(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
 }
 
 impl ToolCallAccumulator {
-    fn push(&mut self, delta: Delta, out: &mut Vec<StreamEvent>) {
+    fn push(&mut self, py: Python<'_>, delta: Delta, out: &mut Vec<StreamEvent>) -> PyResult<()> {
         let events = self.core.feed(delta);
-        self.translate(events, out);
+        self.translate(py, events, out)
     }
 
-    fn translate(&self, events: Vec<Event>, out: &mut Vec<StreamEvent>) {
+    /// The live view of the call in `slot`, brought up to date with its arguments text.
+    fn catch_up(&mut self, py: Python<'_>, slot: usize) -> PyResult<&mut LiveView> {
+        let text = self.core.arguments(slot).unwrap_or_default();
+        if self.views.len() <= slot {
+            self.views.resize_with(slot + 1, LiveView::default);
+        }
+        let view = &mut self.views[slot];
+        if text.len() < view.fed {
+            *view = LiveView::default(); // the buffer was freed (the call failed)
+        }
+        view.read(py, &text[view.fed..])?;
+        view.fed = text.len();
+        Ok(view)
+    }
+
+    fn translate(&mut self, py: Python<'_>, events: Vec<Event>, out: &mut Vec<StreamEvent>) -> PyResult<()> {
         for event in events {
             let (kind, slot, text, code, message) = match event {
                 Event::Started { slot, .. } => ("started", slot, None, None, None),
@@ -365,15 +412,18 @@ impl ToolCallAccumulator {
                 } => ("failed", slot, None, Some(code.as_str()), Some(message)),
             };
             let (index, id) = self.core.call_key(slot);
+            let path = if kind == "arguments" { self.catch_up(py, slot)?.path() } else { None };
             out.push(StreamEvent {
                 kind,
                 index,
                 id,
+                path,
                 text,
                 code,
                 message,
             });
         }
+        Ok(())
     }
 
     fn feed_line(
@@ -393,7 +443,7 @@ impl ToolCallAccumulator {
         }
         if payload == b"[DONE]" {
             let events = self.core.end_of_turn();
-            self.translate(events, out);
+            self.translate(py, events, out)?;
             return Ok(());
         }
         match orjson_loads(py, PyBytes::new(py, payload).as_any())?.map(|v| v.cast_into::<PyDict>())
@@ -426,7 +476,7 @@ impl ToolCallAccumulator {
                 }
                 if get(&choice, intern!(py, "finish_reason")).is_some() {
                     let events = self.core.end_of_turn();
-                    self.translate(events, out);
+                    self.translate(py, events, out)?;
                 }
             }
             return Ok(());
@@ -471,12 +521,12 @@ impl ToolCallAccumulator {
                         arguments,
                         complete: true,
                     };
-                    self.push(delta, out);
+                    self.push(py, delta, out)?;
                 }
             }
             if get(d, intern!(py, "done")).is_some_and(|done| done.is_truthy().unwrap_or(false)) {
                 let events = self.core.end_of_turn();
-                self.translate(events, out);
+                self.translate(py, events, out)?;
             }
             return Ok(());
         }
@@ -517,7 +567,7 @@ impl ToolCallAccumulator {
                 arguments: text(intern!(py, "arguments")),
                 complete: false,
             };
-            self.push(delta, out);
+            self.push(py, delta, out)?;
         }
         Ok(())
     }
