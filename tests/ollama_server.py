@@ -9,7 +9,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 
 @dataclass
@@ -53,8 +53,9 @@ def chat_reply(
 class ScriptedOllama:
     """``with ScriptedOllama([reply, ...]) as server: server.url``; ``server.requests`` holds what came in."""
 
-    def __init__(self, script: list[Reply]) -> None:
-        self.script = deque(script)
+    def __init__(self, script: list[Reply] | Callable[[Any], Reply]) -> None:
+        # A list is replayed in order; a function is asked for each request's reply (fault injection).
+        self.script = deque(script) if isinstance(script, list) else script
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         #: Connections open right now (the tests check that none are left behind).
@@ -82,7 +83,10 @@ class ScriptedOllama:
                 payload = json.loads(self.rfile.read(length) or b"null")
                 with outer._lock:
                     outer.requests.append({"path": self.path, "json": payload})
-                    reply = outer.script.popleft() if outer.script else Reply(500, {"error": "script exhausted"})
+                    if callable(outer.script):
+                        reply = outer.script(payload)
+                    else:
+                        reply = outer.script.popleft() if outer.script else Reply(500, {"error": "script exhausted"})
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.drop:
