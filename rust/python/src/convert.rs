@@ -311,51 +311,94 @@ pub fn loads<'py>(
     timeout_ms: u64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let bytes = input_bytes(text)?;
-    // jiter builds Python objects by recursion and stops at its own depth; past it, loads reports
-    // TLP-008 like any depth limit (repair() still handles deeper text).
-    let max_depth = max_depth.min(LOADS_MAX_DEPTH);
-    if bytes.len() <= max_size {
-        if let Some(value) = orjson_loads(py, text)? {
-            if !toolmend_core::limits::exceeds_depth(&bytes, max_depth) {
-                return Ok(value);
-            }
-        }
-    }
-    // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
     let limits = Limits {
         max_size,
         max_depth,
         timeout_ms,
     };
-    let mended = if bytes.len() >= RELEASE_GIL_AT {
-        py.detach(|| toolmend_core::mend(&bytes, &limits))
-    } else {
-        toolmend_core::mend(&bytes, &limits)
-    };
-    let (json, _) = mended.map_err(|e| {
-        parse_error(
+    match load_json(py, text, &bytes, &limits, true)? {
+        Ok((value, _)) => Ok(value),
+        Err(LoadError::Core(e)) => Err(parse_error(
             py,
             e.code().as_str(),
             &e.to_string(),
             e.position,
             e.suggestion(),
-        )
-    })?;
-    let parser = PythonParse {
-        cache_mode: StringCacheMode::Keys,
-        ..Default::default()
-    };
-    parser.python_parse(py, json.as_bytes()).map_err(|e| {
+        )),
         // Strict JSON that Python cannot hold.
-        let message = format!("{} at byte {}", e.error_type, e.index);
-        parse_error(
+        Err(LoadError::Python(e)) => Err(parse_error(
             py,
             "TLP-004",
-            &message,
+            &format!("{} at byte {}", e.error_type, e.index),
             e.index,
             "send values Python can hold",
-        )
-    })
+        )),
+    }
+}
+
+/// Why JSON text did not become Python objects.
+pub(crate) enum LoadError {
+    /// Not JSON even after repair (or, with repair off, not strict JSON), or over a limit.
+    Core(Error),
+    /// Strict JSON that jiter could not build.
+    Python(jiter::JsonError),
+}
+
+/// JSON text (already read as `bytes`) as Python objects, with the repairs made: orjson for valid
+/// text within the limits; otherwise the repair pass (or, with `repair` off, the strict check),
+/// the GIL released for big inputs, and jiter. Nesting is capped at what jiter can build: past
+/// it, the core reports TLP-008 like any depth limit (repair() still handles deeper text).
+pub(crate) fn load_json<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    bytes: &[u8],
+    limits: &Limits,
+    repair: bool,
+) -> PyResult<Result<(Bound<'py, PyAny>, Vec<toolmend_core::Repair>), LoadError>> {
+    let limits = Limits {
+        max_depth: limits.max_depth.min(LOADS_MAX_DEPTH),
+        ..*limits
+    };
+    if bytes.len() <= limits.max_size {
+        if let Some(value) = orjson_loads(py, text)? {
+            if !toolmend_core::limits::exceeds_depth(bytes, limits.max_depth) {
+                return Ok(Ok((value, Vec::new())));
+            }
+        }
+    }
+    // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
+    let work = || {
+        if repair {
+            toolmend_core::mend(bytes, &limits)
+        } else {
+            toolmend_core::validate(bytes, &limits)
+                .map(|()| (String::from_utf8_lossy(bytes).into_owned(), Vec::new()))
+        }
+    };
+    let outcome = if bytes.len() >= RELEASE_GIL_AT {
+        py.detach(work)
+    } else {
+        work()
+    };
+    let (json, log) = match outcome {
+        Ok(done) => done,
+        Err(e) => return Ok(Err(LoadError::Core(e))),
+    };
+    Ok(python_objects(py, json.as_bytes())
+        .map(|value| (value, log))
+        .map_err(LoadError::Python))
+}
+
+/// Strict JSON text as Python objects (jiter; object keys cached).
+pub(crate) fn python_objects<'py>(
+    py: Python<'py>,
+    json: &[u8],
+) -> Result<Bound<'py, PyAny>, jiter::JsonError> {
+    PythonParse {
+        cache_mode: StringCacheMode::Keys,
+        ..Default::default()
+    }
+    .python_parse(py, json)
 }
 
 /// Empties jiter's bounded cache of Python key strings.

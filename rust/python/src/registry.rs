@@ -4,7 +4,6 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use jiter::{PythonParse, StringCacheMode};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -16,7 +15,7 @@ use toolmend_core::limits::exceeds_depth;
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, orjson_loads, package_class};
+use crate::convert::{input_bytes, orjson_loads, package_class, python_objects};
 
 /// Arguments at least this big (bytes, or estimated bytes of a dict) are validated with the
 /// GIL released; below it, releasing and re-taking the GIL costs more than the validation.
@@ -359,8 +358,8 @@ impl PyToolRegistry {
                 work()
             };
             return Ok(match checked {
-                Ok(()) => Ok(parse_python(py, &bytes)
-                    .map_err(|()| {
+                Ok(()) => Ok(python_objects(py, &bytes)
+                    .map_err(|_| {
                         pyo3::exceptions::PyValueError::new_err(
                             "valid JSON that Python cannot hold",
                         )
@@ -416,15 +415,6 @@ type InPlace = Option<jsonschema::Validator<jsonschema::json::Pyo3>>;
 fn in_place_validator(tool: &Tool) -> Option<&jsonschema::Validator<jsonschema::json::Pyo3>> {
     tool.companion::<InPlace>(|schema| compile_for(schema).ok())
         .and_then(Option::as_ref)
-}
-
-fn parse_python<'py>(py: Python<'py>, bytes: &[u8]) -> Result<Bound<'py, PyAny>, ()> {
-    PythonParse {
-        cache_mode: StringCacheMode::Keys,
-        ..Default::default()
-    }
-    .python_parse(py, bytes)
-    .map_err(drop)
 }
 
 /// JSON text arguments (str, bytes, bytearray) as bytes, borrowed where they can be; None for

@@ -7,7 +7,6 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use jiter::{PythonParse, StringCacheMode};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
@@ -15,7 +14,9 @@ use toolmend_core::extract::{check_name, FoundCall};
 use toolmend_core::schema::Tool;
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, orjson_dumps, orjson_loads, Repair};
+use crate::convert::{
+    input_bytes, load_json, orjson_dumps, orjson_loads, python_objects, LoadError, Repair,
+};
 use crate::registry::{walk, Budget, FieldError, PyToolRegistry};
 
 /// Arguments as the model gave them: JSON text, or an object (Ollama). Text for the object is
@@ -410,40 +411,22 @@ impl<'py> Pipeline<'_, 'py> {
             // OpenAI-compatible servers send "" for a call without arguments.
             return Ok((PyDict::new(py).into_any(), Vec::new()));
         }
-        if bytes.len() <= self.limits.max_size
-            && !toolmend_core::limits::exceeds_depth(
-                &bytes,
-                self.limits.max_depth.min(crate::convert::LOADS_MAX_DEPTH),
-            )
-        {
-            if let Ok(Some(value)) = orjson_loads(py, text) {
-                return Ok((value, Vec::new()));
-            }
+        match load_json(py, text, &bytes, &self.limits, self.repair) {
+            Ok(Ok(loaded)) => Ok(loaded),
+            Ok(Err(LoadError::Core(e))) => Err(core_failure(&e)),
+            Ok(Err(LoadError::Python(e))) => Err(Failure {
+                position: Some(e.index),
+                ..Failure::new(
+                    ErrorCode::TooDeepOrTimeout,
+                    format!(
+                        "Arguments cannot be built as Python objects: {}",
+                        e.error_type
+                    ),
+                    "flatten the arguments",
+                )
+            }),
+            Err(e) => Err(Failure::new(ErrorCode::Unparseable, e.to_string(), "")),
         }
-        let outcome = if self.repair {
-            toolmend_core::repair(&bytes, &self.limits).map(|r| (r.json.into_owned(), r.repairs))
-        } else {
-            toolmend_core::validate(&bytes, &self.limits)
-                .map(|()| (String::from_utf8_lossy(&bytes).into_owned(), Vec::new()))
-        };
-        let (json, log) = outcome.map_err(|e| core_failure(&e))?;
-        let value = PythonParse {
-            cache_mode: StringCacheMode::Keys,
-            ..Default::default()
-        }
-        .python_parse(py, json.as_bytes())
-        .map_err(|e| Failure {
-            position: Some(e.index),
-            ..Failure::new(
-                ErrorCode::TooDeepOrTimeout,
-                format!(
-                    "Arguments cannot be built as Python objects: {}",
-                    e.error_type
-                ),
-                "flatten the arguments",
-            )
-        })?;
-        Ok((value, log))
     }
 
     fn validate(
@@ -572,11 +555,7 @@ fn read_reply<'py>(
     // A reply cut off or broken on the way: mended like arguments, if it then reads as a reply.
     if text.trim_ascii_start().starts_with(b"{") {
         if let Ok(repaired) = toolmend_core::repair(text, limits) {
-            let parsed = PythonParse {
-                cache_mode: StringCacheMode::Keys,
-                ..Default::default()
-            }
-            .python_parse(py, repaired.json.as_bytes());
+            let parsed = python_objects(py, repaired.json.as_bytes());
             if let Ok(Ok(d)) = parsed.map(|v| v.cast_into::<PyDict>()) {
                 let py_keys = [
                     intern!(py, "message"),

@@ -10,7 +10,7 @@ use toolmend_core::partial::{Reader, Token};
 use toolmend_core::stream::{Accumulator, Delta, Event};
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, orjson_dumps, orjson_loads};
+use crate::convert::{input_bytes, orjson_dumps, orjson_loads, python_objects};
 use crate::registry::PyToolRegistry;
 use crate::response::{get, int_of, Candidate, Failure, ParseResult, Pipeline};
 
@@ -200,9 +200,7 @@ impl ToolCallAccumulator {
         match parser.python_parse(py, text.as_bytes()) {
             Ok(value) => Ok(Some(value)),
             Err(_) => match toolmend_core::repair(text.as_bytes(), &self.limits) {
-                Ok(r) => Ok(PythonParse::default()
-                    .python_parse(py, r.json.as_bytes())
-                    .ok()),
+                Ok(r) => Ok(python_objects(py, r.json.as_bytes()).ok()),
                 Err(_) => Ok(None),
             },
         }
@@ -282,7 +280,10 @@ impl LiveView {
                     self.member_done(py);
                 }
                 Token::Bool(b) => {
-                    let value = pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind();
+                    let value = pyo3::types::PyBool::new(py, b)
+                        .to_owned()
+                        .into_any()
+                        .unbind();
                     self.place(py, value)?;
                     self.member_done(py);
                 }
@@ -317,7 +318,8 @@ impl LiveView {
     /// A member of the innermost object is complete: the path points at the object until the next
     /// key (a list keeps its last index).
     fn member_done(&mut self, py: Python<'_>) {
-        if let (Some((container, _)), Some(segment)) = (self.stack.last(), self.segments.last_mut()) {
+        if let (Some((container, _)), Some(segment)) = (self.stack.last(), self.segments.last_mut())
+        {
             if container.bind(py).is_instance_of::<PyDict>() {
                 *segment = None;
             }
@@ -329,7 +331,13 @@ impl LiveView {
         if self.reader.is_broken() {
             return None;
         }
-        Some(self.segments.iter().flatten().map(|s| format!("/{s}")).collect())
+        Some(
+            self.segments
+                .iter()
+                .flatten()
+                .map(|s| format!("/{s}"))
+                .collect(),
+        )
     }
 
     /// Writes the open string's text into its container (O(its length)).
@@ -396,7 +404,12 @@ impl ToolCallAccumulator {
         Ok(view)
     }
 
-    fn translate(&mut self, py: Python<'_>, events: Vec<Event>, out: &mut Vec<StreamEvent>) -> PyResult<()> {
+    fn translate(
+        &mut self,
+        py: Python<'_>,
+        events: Vec<Event>,
+        out: &mut Vec<StreamEvent>,
+    ) -> PyResult<()> {
         for event in events {
             let (kind, slot, text, code, message) = match event {
                 Event::Started { slot, .. } => ("started", slot, None, None, None),
@@ -412,7 +425,11 @@ impl ToolCallAccumulator {
                 } => ("failed", slot, None, Some(code.as_str()), Some(message)),
             };
             let (index, id) = self.core.call_key(slot);
-            let path = if kind == "arguments" { self.catch_up(py, slot)?.path() } else { None };
+            let path = if kind == "arguments" {
+                self.catch_up(py, slot)?.path()
+            } else {
+                None
+            };
             out.push(StreamEvent {
                 kind,
                 index,
