@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::ErrorCode;
+use crate::error::{Error, ErrorCode, ErrorKind};
 use crate::limits::Limits;
 use crate::repair::{repair, Repair};
 
@@ -73,6 +73,8 @@ pub struct FailedCall {
     pub code: ErrorCode,
     pub message: String,
     pub position: Option<usize>,
+    /// How to fix it, for a person or a reflection prompt.
+    pub suggestion: &'static str,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +95,15 @@ struct Call {
     scan: ValueScan,
     state: State,
     /// Why the call failed while streaming (its buffer is then freed).
-    failure: Option<(ErrorCode, String)>,
+    failure: Option<Failure>,
+}
+
+/// Why a call failed while streaming: its code, a message and the core's suggestion.
+#[derive(Clone, Debug)]
+struct Failure {
+    code: ErrorCode,
+    message: String,
+    suggestion: &'static str,
 }
 
 /// Tracks, one byte at a time across fragments, whether JSON text holds one whole value and how
@@ -208,10 +218,11 @@ impl Accumulator {
         if let Some(arguments) = delta.arguments.filter(|a| !a.is_empty()) {
             call.scan.feed(arguments.as_bytes());
             call.arguments.push_str(&arguments);
-            if let Some((code, message)) = over_limits(call, &self.limits) {
+            if let Some(failure) = over_limits(call, &self.limits) {
+                let (code, message) = (failure.code, failure.message.clone());
                 call.state = State::Failed;
                 call.arguments = String::new(); // freed: nothing more is kept for it
-                call.failure = Some((code, message.clone()));
+                call.failure = Some(failure);
                 events.push(Event::Failed {
                     slot,
                     code,
@@ -328,7 +339,7 @@ impl Accumulator {
 
     fn assemble(&self, slot: usize) -> Result<AssembledCall, FailedCall> {
         let call = &self.calls[slot];
-        let failed = |code, message: String, position| FailedCall {
+        let failed = |code, message: String, position, suggestion| FailedCall {
             index: call.index,
             id: call.id.clone(),
             name: call.name.clone(),
@@ -336,9 +347,10 @@ impl Accumulator {
             code,
             message,
             position,
+            suggestion,
         };
-        if let Some((code, message)) = &call.failure {
-            return Err(failed(*code, message.clone(), None));
+        if let Some(f) = &call.failure {
+            return Err(failed(f.code, f.message.clone(), None, f.suggestion));
         }
         let text = if call.arguments.trim().is_empty() {
             "{}"
@@ -358,31 +370,41 @@ impl Accumulator {
                 e.code(),
                 format!("Arguments could not be parsed: {e}"),
                 Some(e.position),
+                e.suggestion(),
             )),
         }
     }
 }
 
-fn over_limits(call: &Call, limits: &Limits) -> Option<(ErrorCode, String)> {
-    if call.arguments.len() > limits.max_size {
-        return Some((
-            ErrorCode::TooLarge,
-            format!(
-                "Arguments of call {} went over the size limit of {} bytes while streaming",
-                call.index, limits.max_size
-            ),
-        ));
-    }
-    if call.scan.max_depth() > limits.max_depth {
-        return Some((
-            ErrorCode::TooDeepOrTimeout,
-            format!(
-                "Arguments of call {} nest deeper than the depth limit of {}",
-                call.index, limits.max_depth
-            ),
-        ));
-    }
-    None
+fn over_limits(call: &Call, limits: &Limits) -> Option<Failure> {
+    let (kind, message) = if call.arguments.len() > limits.max_size {
+        let kind = ErrorKind::TooLarge {
+            size: call.arguments.len(),
+            limit: limits.max_size,
+        };
+        let message = format!(
+            "Arguments of call {} went over the size limit of {} bytes while streaming",
+            call.index, limits.max_size
+        );
+        (kind, message)
+    } else if call.scan.max_depth() > limits.max_depth {
+        let kind = ErrorKind::TooDeep {
+            limit: limits.max_depth,
+        };
+        let message = format!(
+            "Arguments of call {} nest deeper than the depth limit of {}",
+            call.index, limits.max_depth
+        );
+        (kind, message)
+    } else {
+        return None;
+    };
+    let error = Error { kind, position: 0 };
+    Some(Failure {
+        code: error.code(),
+        message,
+        suggestion: error.suggestion(),
+    })
 }
 
 #[cfg(test)]

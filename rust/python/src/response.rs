@@ -188,10 +188,10 @@ impl Failure {
 }
 
 pub(crate) struct Pipeline<'a, 'py> {
-    pub(crate) py: Python<'py>,
-    pub(crate) registry: Option<&'a PyToolRegistry>,
-    pub(crate) limits: Limits,
-    pub(crate) repair: bool,
+    py: Python<'py>,
+    registry: Option<&'a PyToolRegistry>,
+    limits: Limits,
+    repair: bool,
     pub(crate) calls: Vec<ToolCall>,
     pub(crate) errors: Vec<ToolCallError>,
 }
@@ -234,7 +234,23 @@ impl<'py> Candidate<'py> {
     }
 }
 
-impl<'py> Pipeline<'_, 'py> {
+impl<'a, 'py> Pipeline<'a, 'py> {
+    pub(crate) fn new(
+        py: Python<'py>,
+        registry: Option<&'a PyToolRegistry>,
+        limits: Limits,
+        repair: bool,
+    ) -> Self {
+        Pipeline {
+            py,
+            registry,
+            limits,
+            repair,
+            calls: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
     pub(crate) fn run(&mut self, c: Candidate<'py>) -> PyResult<()> {
         let py_name = c.name.as_ref().and_then(|n| n.cast::<PyString>().ok());
         let name = py_name.map(|n| n.to_str()).transpose()?;
@@ -641,14 +657,7 @@ pub fn parse_response<'py>(
         max_depth,
         timeout_ms,
     };
-    let mut pipeline = Pipeline {
-        py,
-        registry: registry.as_deref(),
-        limits,
-        repair,
-        calls: Vec::new(),
-        errors: Vec::new(),
-    };
+    let mut pipeline = Pipeline::new(py, registry.as_deref(), limits, repair);
     let (message, content) = match read_reply(py, body, &limits)? {
         Reply::Json(reply) => {
             let message = message_of(&reply);

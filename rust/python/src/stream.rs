@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use toolmend_core::partial::{Reader, Token};
 use toolmend_core::stream::{Accumulator, Delta, Event};
-use toolmend_core::{ErrorCode, Limits};
+use toolmend_core::Limits;
 
 use crate::convert::{input_bytes, orjson_dumps, orjson_loads, python_objects};
 use crate::registry::PyToolRegistry;
@@ -597,14 +597,7 @@ impl ToolCallAccumulator {
         >,
     ) -> PyResult<ParseResult> {
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
-        let mut pipeline = Pipeline {
-            py,
-            registry: registry.as_deref(),
-            limits: self.limits,
-            repair: true,
-            calls: Vec::new(),
-            errors: Vec::new(),
-        };
+        let mut pipeline = Pipeline::new(py, registry.as_deref(), self.limits, true);
         for call in assembled {
             let candidate = match call {
                 Ok(c) => Candidate {
@@ -625,21 +618,13 @@ impl ToolCallAccumulator {
                     log: Vec::new(),
                     unreadable: Some(Failure {
                         position: f.position,
-                        ..Failure::new(f.code, f.message, suggestion(f.code))
+                        ..Failure::new(f.code, f.message, f.suggestion)
                     }),
                 },
             };
             pipeline.run(candidate)?;
         }
         pipeline.into_result(String::new())
-    }
-}
-
-fn suggestion(code: ErrorCode) -> &'static str {
-    match code {
-        ErrorCode::TooLarge => "send smaller arguments, or raise max_size",
-        ErrorCode::TooDeepOrTimeout => "flatten the arguments, or raise max_depth",
-        _ => "send the arguments as one JSON object",
     }
 }
 
@@ -710,14 +695,7 @@ impl TextCallParser {
             match event {
                 TextEvent::Text(text) => out.push(PyString::new(py, &text).into_any().unbind()),
                 TextEvent::Calls(found) => {
-                    let mut pipeline = Pipeline {
-                        py,
-                        registry: registry.as_deref(),
-                        limits: self.limits,
-                        repair: true,
-                        calls: Vec::new(),
-                        errors: Vec::new(),
-                    };
+                    let mut pipeline = Pipeline::new(py, registry.as_deref(), self.limits, true);
                     for call in found {
                         pipeline.run(Candidate::found(py, call, self.next_index))?;
                         self.next_index += 1;
