@@ -170,18 +170,50 @@ pub(super) fn first_opening(text: &str) -> Option<Opening> {
 /// next token may complete the marker).
 pub(super) fn marker_prefix_len(text: &str) -> usize {
     let bytes = text.as_bytes();
-    (1..bytes.len().min(MAX_MARKER_LEN) + 1)
+    let shape = marker_shape();
+    (1..bytes.len().min(shape.longest_open) + 1)
         .rev()
         .find(|&n| {
-            text.is_char_boundary(bytes.len() - n)
-                && FORMATS
-                    .iter()
-                    .any(|f| f.open.as_bytes().starts_with(&bytes[bytes.len() - n..]))
+            let tail = &bytes[bytes.len() - n..];
+            // Most ends start with no marker's first byte: one table lookup settles them.
+            shape.first_bytes[usize::from(tail[0])]
+                && text.is_char_boundary(bytes.len() - n)
+                && FORMATS.iter().any(|f| f.open.as_bytes().starts_with(tail))
         })
         .unwrap_or(0)
 }
 
-const MAX_MARKER_LEN: usize = 48;
+/// The longest closing marker, in bytes (how far back a closer split across tokens may start).
+pub(super) fn longest_close() -> usize {
+    marker_shape().longest_close
+}
+
+/// What the streaming reader needs to know about the table, derived from it once.
+struct MarkerShape {
+    first_bytes: [bool; 256],
+    longest_open: usize,
+    longest_close: usize,
+}
+
+fn marker_shape() -> &'static MarkerShape {
+    static SHAPE: OnceLock<MarkerShape> = OnceLock::new();
+    SHAPE.get_or_init(|| {
+        let mut first_bytes = [false; 256];
+        for f in FORMATS {
+            first_bytes[usize::from(f.open.as_bytes()[0])] = true;
+        }
+        MarkerShape {
+            first_bytes,
+            longest_open: FORMATS.iter().map(|f| f.open.len()).max().unwrap_or(0),
+            longest_close: FORMATS
+                .iter()
+                .flat_map(|f| f.close.iter())
+                .map(|c| c.len())
+                .max()
+                .unwrap_or(0),
+        }
+    })
+}
 
 fn markers() -> &'static AhoCorasick {
     static MARKERS: OnceLock<AhoCorasick> = OnceLock::new();

@@ -182,7 +182,7 @@ impl TextCallParser {
             // Look for the closing marker in the new text only (a marker may straddle tokens).
             let mut from = block
                 .searched
-                .saturating_sub(MAX_CLOSE_LEN)
+                .saturating_sub(formats::longest_close())
                 .max(block.body_from);
             while !self.buffer.is_char_boundary(from) {
                 from -= 1;
@@ -276,6 +276,3 @@ impl TextCallParser {
         events
     }
 }
-
-/// The longest closing marker, in bytes.
-const MAX_CLOSE_LEN: usize = 32;
