@@ -267,3 +267,24 @@ def test_token_budget_is_a_typed_error(registry: ToolRegistry) -> None:
     with ScriptedOllama(script) as server, pytest.raises(TokenBudgetError) as excinfo:
         asyncio.run(go(server))
     assert excinfo.value.usage.total_tokens == 1100 and len(server.requests) == 1
+
+
+def test_stream_honours_retry_after_like_chat(registry: ToolRegistry) -> None:
+    delays: list[float] = []
+
+    async def record(seconds: float) -> None:
+        delays.append(seconds)
+
+    script = [
+        Reply(429, {"error": "slow down"}, {"Retry-After": "2"}),
+        Reply(lines=stream_lines({"name": "read_file", "arguments": {"path": "a"}})),
+    ]
+
+    async def go(server: ScriptedOllama) -> Any:
+        async with OllamaClient(server.url, "m", registry, sleep=record) as client:
+            return [e async for e in client.chat_stream(MESSAGES)][-1]
+
+    with ScriptedOllama(script) as server:
+        done = asyncio.run(go(server))
+    assert delays == [2.0]
+    assert [a.lane for a in done.result.attempts] == ["transport", "ok"]

@@ -246,26 +246,14 @@ class OllamaClient:
             # ---- transport lane ------------------------------------------------------------------------
             if failure is not None or status in TRANSPORT_STATUSES or (status == 500 and not _is_model_error(error_text)):
                 transport_failures += 1
-                retry_after = _retry_after(headers) if headers is not None else None
                 why = failure or f"HTTP {status}: {error_text or ''}".strip()
-                if transport_failures > cfg.model_http_retries:
+                try:
+                    delay = self._transport_delay(transport_failures, why, status, headers, body, deadline)
+                except ModelHTTPError:
                     self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
-                    raise ModelHTTPError(f"{why} (after {transport_failures} tries)", status=status, body=_text(body))
-                if retry_after is not None and retry_after * 1000 > cfg.backoff_cap_ms:
-                    self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
-                    raise ModelHTTPError(
-                        f"{why}; the server asks to wait {retry_after:.1f}s, over the backoff cap",
-                        status=status,
-                        body=_text(body),
-                        retry_after_s=retry_after,
-                    )
-                delay = retry_after if retry_after is not None else self._backoff(transport_failures)
-                delay = min(delay, max(0.0, deadline - time.monotonic()))
+                    raise
                 self._note(attempts, correlation_id, Attempt(number, "transport", status, None, delay, attempt_usage, took))
-                logger.info(
-                    "Retry attempt %d/%d for %s (correlation: %s): transport, %s, waiting %.3fs",
-                    transport_failures, cfg.model_http_retries, self.model, correlation_id, why, delay,
-                )
+                self._log_backoff(transport_failures, why, delay, correlation_id)
                 await self._sleep(delay)
                 self._check_deadline(deadline, attempts, correlation_id, usage, last_body)
                 continue
@@ -366,6 +354,8 @@ class OllamaClient:
             held: list[Any] = []  # events of this attempt not yet shown (while a retry is still possible)
             outcome: str | None = None  # why this attempt failed, if it did
             status: int | None = None
+            headers: httpx.Headers | None = None
+            body = b""
             attempt_usage = Usage()
             t0 = time.monotonic()
             error_text: str | None = None
@@ -380,6 +370,7 @@ class OllamaClient:
                 ) as response:
                     status = response.status_code
                     if status != 200:
+                        headers = response.headers
                         body = await response.aread()
                         error_text = _error_text(_json(body)) or _text(body)
                         outcome = "http"
@@ -464,11 +455,14 @@ class OllamaClient:
                 )
             if lane == "transport":
                 transport_failures += 1
-                if transport_failures > cfg.model_http_retries:
+                why = error_text or outcome
+                try:
+                    delay = self._transport_delay(transport_failures, why, status, headers, body, deadline)
+                except ModelHTTPError:
                     self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
-                    raise ModelHTTPError(f"{error_text} (after {transport_failures} tries)", status=status)
-                delay = self._backoff(transport_failures)
+                    raise
                 self._note(attempts, correlation_id, Attempt(number, "transport", status, None, delay, attempt_usage, took))
+                self._log_backoff(transport_failures, why, delay, correlation_id)
                 await self._sleep(delay)
                 self._check_deadline(deadline, attempts, correlation_id, usage, None)
                 continue
@@ -571,6 +565,31 @@ class OllamaClient:
         if options:
             payload["options"] = dict(options)
         return payload
+
+    def _transport_delay(
+        self, failures: int, why: str, status: int | None, headers: httpx.Headers | None, body: bytes, deadline: float
+    ) -> float:
+        """How long to wait before the next try: Retry-After when the server says, else the backoff; never past
+        the deadline. ModelHTTPError when the transport budget is spent, or the server asks for longer than the cap."""
+        cfg = self.config
+        if failures > cfg.model_http_retries:
+            raise ModelHTTPError(f"{why} (after {failures} tries)", status=status, body=_text(body))
+        retry_after = _retry_after(headers) if headers is not None else None
+        if retry_after is not None and retry_after * 1000 > cfg.backoff_cap_ms:
+            raise ModelHTTPError(
+                f"{why}; the server asks to wait {retry_after:.1f}s, over the backoff cap",
+                status=status,
+                body=_text(body),
+                retry_after_s=retry_after,
+            )
+        delay = retry_after if retry_after is not None else self._backoff(failures)
+        return min(delay, max(0.0, deadline - time.monotonic()))
+
+    def _log_backoff(self, failures: int, why: str, delay: float, correlation_id: str) -> None:
+        logger.info(
+            "Retry attempt %d/%d for %s (correlation: %s): transport, %s, waiting %.3fs",
+            failures, self.config.model_http_retries, self.model, correlation_id, why, delay,
+        )
 
     def _backoff(self, failures: int) -> float:
         """Full jitter: a uniform draw below the capped exponential."""
