@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
 
-use super::shape::{looks_pythonic, pythonic_calls, value_end, Context, JsonCalls};
+use super::shape::{looks_pythonic, names_a_tool, pythonic_calls, value_end, Context, JsonCalls};
 use super::{FoundCall, TextCalls};
 use crate::limits::Limits;
 
@@ -261,7 +261,8 @@ impl Output<'_> {
                 // registry knows every name in it (prose has brackets and parentheses too).
                 let calls = pythonic_calls(self.content, start, end, "pythonic");
                 let alone = self.content[start..end].trim() == whole;
-                let all_known = self.is_tool.is_some() && calls.iter().all(|c| self.known(c));
+                let all_known =
+                    self.is_tool.is_some() && calls.iter().all(|c| names_a_tool(c, self.is_tool));
                 if alone || all_known {
                     calls
                 } else {
@@ -279,14 +280,6 @@ impl Output<'_> {
             i = end.max(start + 1);
         }
         self.result.text.push_str(&self.content[kept..to]);
-    }
-
-    fn known(&self, call: &FoundCall) -> bool {
-        match (&call.name, self.is_tool) {
-            (Some(name), Some(is_tool)) => is_tool(name),
-            (Some(_), None) => true,
-            (None, _) => false,
-        }
     }
 }
 

@@ -142,15 +142,8 @@ impl JsonCalls<'_> {
         let mut calls = Vec::new();
         for object in objects {
             if let Some(mut call) = call_from_object(object, context) {
-                if context == Context::Prose {
-                    let known = match (&call.name, is_tool) {
-                        (Some(name), Some(is_tool)) => is_tool(name),
-                        (Some(_), None) => true,
-                        (None, _) => false,
-                    };
-                    if !known {
-                        continue;
-                    }
+                if context == Context::Prose && !names_a_tool(&call, is_tool) {
+                    continue;
                 }
                 call.position = start;
                 call.format = format;
@@ -159,6 +152,15 @@ impl JsonCalls<'_> {
             }
         }
         calls
+    }
+}
+
+/// Whether a call found in prose names a tool: any name without a registry, a registered one with.
+pub(super) fn names_a_tool(call: &FoundCall, is_tool: Option<&dyn Fn(&str) -> bool>) -> bool {
+    match (&call.name, is_tool) {
+        (Some(name), Some(is_tool)) => is_tool(name),
+        (Some(_), None) => true,
+        (None, _) => false,
     }
 }
 
