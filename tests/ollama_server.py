@@ -134,6 +134,13 @@ class ScriptedOllama:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
+    def connections_after_close(self, timeout_s: float = 2.0) -> int:
+        """Connections still open once the server threads have had time to see the client's close."""
+        deadline = time.monotonic() + timeout_s
+        while self.open_connections and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.open_connections
+
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
@@ -147,6 +154,18 @@ class ScriptedOllama:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+
+
+async def settled_task_count(expected: int) -> int:
+    """Tasks running now, after letting finalizers of closed async generators (asyncio's own
+    short-lived athrow tasks) finish."""
+    import asyncio
+
+    for _ in range(50):
+        if len(asyncio.all_tasks()) <= expected:
+            break
+        await asyncio.sleep(0.01)
+    return len(asyncio.all_tasks())
 
 
 def stream_lines(*calls: dict[str, Any], text: list[str] = (), done: bool = True) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ollama_server import Reply, ScriptedOllama, chat_reply
+from ollama_server import Reply, ScriptedOllama, chat_reply, settled_task_count
 from toolmend import ToolmendError, ToolRegistry
 from toolmend.config import RetryConfig
 from toolmend.ollama import OllamaClient
@@ -96,20 +96,12 @@ def test_sessions_under_faults_end_in_calls_or_typed_errors() -> None:
             start = time.perf_counter()
             await asyncio.wait_for(asyncio.gather(*(session() for _ in range(SESSIONS))), timeout=120)
             elapsed = time.perf_counter() - start
-        for _ in range(50):  # asyncio's own async-generator finalizers
-            if len(asyncio.all_tasks()) <= tasks_before:
-                break
-            await asyncio.sleep(0.01)
-        assert len(asyncio.all_tasks()) == tasks_before
+        assert await settled_task_count(tasks_before) == tasks_before
         return elapsed
 
     with ScriptedOllama(faulty(seed=20261123)) as server:
         elapsed = asyncio.run(run(server))
-        for _ in range(100):
-            if server.open_connections == 0:
-                break
-            time.sleep(0.02)
-        assert server.open_connections == 0
+        assert server.connections_after_close() == 0
     assert sum(outcomes.values()) == SESSIONS == len(latencies)  # none lost
     assert outcomes["calls"] > SESSIONS // 2
     assert set(outcomes) <= {"calls", "ModelHTTPError", "RetryExhaustedError"}

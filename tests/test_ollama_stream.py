@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ollama_server import Reply, ScriptedOllama, stream_lines
+from ollama_server import Reply, ScriptedOllama, settled_task_count, stream_lines
 from toolmend import ToolRegistry
 from toolmend.config import RetryConfig
 from toolmend.errors import MidStreamError
@@ -25,16 +25,6 @@ def registry() -> ToolRegistry:
 
 async def _instant(_: float) -> None:
     return None
-
-
-async def settled_task_count(expected: int) -> int:
-    """Tasks running now, after letting finalizers of closed async generators (asyncio's own
-    short-lived athrow tasks) finish."""
-    for _ in range(50):
-        if len(asyncio.all_tasks()) <= expected:
-            break
-        await asyncio.sleep(0.01)
-    return len(asyncio.all_tasks())
 
 
 def collect(server: ScriptedOllama, registry: ToolRegistry, **config: Any) -> list[Any]:
@@ -187,13 +177,7 @@ def test_cancelling_mid_stream_closes_the_connection(registry: ToolRegistry) -> 
 
     with ScriptedOllama([slow, after]) as server:
         done = asyncio.run(go(server))
-        for _ in range(100):
-            if server.open_connections == 0:
-                break
-            import time
-
-            time.sleep(0.02)
-        assert server.open_connections == 0
+        assert server.connections_after_close() == 0
     assert done.result.tool_calls[0].arguments == {"path": "z"}
 
 
@@ -214,13 +198,7 @@ def test_two_hundred_concurrent_streams_leave_nothing_behind(registry: ToolRegis
 
     with ScriptedOllama(script) as server:
         results = asyncio.run(go(server))
-        import time
-
-        for _ in range(100):
-            if server.open_connections == 0:
-                break
-            time.sleep(0.02)
-        assert server.open_connections == 0
+        assert server.connections_after_close() == 0
     assert len({d.result.tool_calls[0].arguments["path"] for d in results}) == n
 
 
