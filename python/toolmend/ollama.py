@@ -152,7 +152,8 @@ class Done:
     result: ChatResult
 
 
-StreamEvent = TextDelta | ToolCallStarted | ToolCallArgumentsDelta | ToolCallCompleted | ToolCallFailed | Done
+#: What chat_stream yields (not toolmend.StreamEvent, which is the accumulator's).
+ChatEvent = TextDelta | ToolCallStarted | ToolCallArgumentsDelta | ToolCallCompleted | ToolCallFailed | Done
 
 
 class OllamaClient:
@@ -323,7 +324,7 @@ class OllamaClient:
         *,
         tools: Iterable[str | Mapping[str, Any]] | None = None,
         options: Mapping[str, Any] | None = None,
-    ) -> AsyncIterator[TextDelta | ToolCallStarted | ToolCallArgumentsDelta | ToolCallCompleted | ToolCallFailed | Done]:
+    ) -> AsyncIterator[ChatEvent]:
         """A streamed turn as typed events, ending with Done(result).
 
         Failures are retried as in ``chat`` (salvage, reflect, back off) while nothing has reached the caller;
