@@ -187,6 +187,8 @@ class OllamaClient:
         timeout = httpx.Timeout(self.config.first_byte_timeout_s, connect=self.config.connect_timeout_s)
         limits = httpx.Limits(max_connections=self.config.max_connections, max_keepalive_connections=self.config.max_connections)
         self._http = http_client or httpx.AsyncClient(base_url=self.host, timeout=timeout, transport=transport, limits=limits)
+        # Relative to our own client's base URL; absolute for a client the caller brought.
+        self._chat_url = "/api/chat" if self._own_client else f"{self.host}/api/chat"
         self._sleep = sleep
         self._rand = rand
         self._clock = clock  # the circuit breaker's clock
@@ -364,7 +366,7 @@ class OllamaClient:
                 remaining = max(0.001, deadline - time.monotonic())
                 async with self._http.stream(
                     "POST",
-                    f"{self.host}/api/chat" if not self._own_client else "/api/chat",
+                    self._chat_url,
                     content=orjson.dumps(payload),
                     headers={"content-type": "application/json"},
                     timeout=httpx.Timeout(min(cfg.first_byte_timeout_s, remaining), connect=min(cfg.connect_timeout_s, remaining)),
@@ -543,7 +545,7 @@ class OllamaClient:
             return None, None, b"", "the chat deadline passed"
         try:
             response = await self._http.post(
-                f"{self.host}/api/chat" if not self._own_client else "/api/chat",
+                self._chat_url,
                 content=orjson.dumps(payload),
                 headers={"content-type": "application/json"},
                 timeout=httpx.Timeout(
