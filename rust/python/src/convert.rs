@@ -336,6 +336,9 @@ pub fn loads<'py>(
     }
 }
 
+/// Python objects made from JSON text, and the repairs it needed.
+pub(crate) type Loaded<'py> = (Bound<'py, PyAny>, Vec<toolmend_core::Repair>);
+
 /// Why JSON text did not become Python objects.
 pub(crate) enum LoadError {
     /// Not JSON even after repair (or, with repair off, not strict JSON), or over a limit.
@@ -354,7 +357,7 @@ pub(crate) fn load_json<'py>(
     bytes: &[u8],
     limits: &Limits,
     repair: bool,
-) -> PyResult<Result<(Bound<'py, PyAny>, Vec<toolmend_core::Repair>), LoadError>> {
+) -> PyResult<Result<Loaded<'py>, LoadError>> {
     let limits = Limits {
         max_depth: limits.max_depth.min(LOADS_MAX_DEPTH),
         ..*limits
