@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from typing import Callable
+
+import pytest
 
 import toolmend
 
@@ -19,7 +23,8 @@ BIG_BROKEN = "{'path': 'out.txt', 'records': [" + "".join(
 
 
 def _repair_and_validate(text: str, registry: toolmend.ToolRegistry, out: list[object]) -> None:
-    result = toolmend.repair(text, max_size=1 << 21)
+    # No deadline: on a busy machine the 100 ms default could pass, and this test is about threads.
+    result = toolmend.repair(text, max_size=1 << 21, timeout_ms=0)
     out.append((result.json, registry.try_validate("write", result.json).ok))
 
 
@@ -30,27 +35,34 @@ def test_threads_run_big_inputs_in_parallel_with_identical_results() -> None:
     _repair_and_validate(BIG_BROKEN, registry, expected)
     assert expected[0][1] is True  # type: ignore[index]
 
-    def sequential() -> float:
+    def timed(work: Callable[[list[object]], None], threads: int) -> tuple[float, list[object]]:
+        """Seconds for two runs of `work`: one after the other, or in two threads at once."""
         out: list[object] = []
         t0 = time.perf_counter()
-        for _ in range(2):
-            _repair_and_validate(BIG_BROKEN, registry, out)
-        return time.perf_counter() - t0
-
-    def parallel() -> tuple[float, list[object]]:
-        out: list[object] = []
-        threads = [threading.Thread(target=_repair_and_validate, args=(BIG_BROKEN, registry, out)) for _ in range(2)]
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        if threads == 1:
+            work(out)
+            work(out)
+        else:
+            pool = [threading.Thread(target=work, args=(out,)) for _ in range(2)]
+            for t in pool:
+                t.start()
+            for t in pool:
+                t.join()
         return time.perf_counter() - t0, out
 
-    seq = min(sequential() for _ in range(3))
-    runs = [parallel() for _ in range(3)]
-    par = min(t for t, _ in runs)
-    assert all(out == expected * 2 for _, out in runs)
+    ours = lambda out: _repair_and_validate(BIG_BROKEN, registry, out)  # noqa: E731
+    # The control: hashing, which CPython runs with the GIL released. If it cannot overlap either,
+    # the machine has no idle core right now and nothing can be learnt about the GIL here.
+    data = b"x" * (32 << 20)
+    control = lambda out: out.append(hashlib.sha256(data).digest())  # noqa: E731
+    rounds = [(timed(ours, 1), timed(ours, 2), timed(control, 1)[0], timed(control, 2)[0]) for _ in range(5)]
+    assert all(out == expected * 2 for (_, out), _, _, _ in rounds)
+    assert all(out == expected * 2 for _, (_, out), _, _ in rounds)
+    seq = min(t for (t, _), _, _, _ in rounds)
+    par = min(t for _, (t, _), _, _ in rounds)
+    control_ratio = min(p for *_, p in rounds) / min(c for _, _, c, _ in rounds)
+    if control_ratio >= 0.85:
+        pytest.skip(f"no idle core to overlap on: even hashing runs at {control_ratio:.2f}x in two threads")
     # Two cores: ideally half the time. Generous: any real overlap passes, a held GIL (ratio ~1) fails.
     assert par < 0.85 * seq, (par, seq)
 
