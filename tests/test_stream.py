@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolmend import ParseResult, TextCallParser, ToolCallAccumulator, ToolCallDelta, ToolRegistry
+from toolmend import ParseError, ParseResult, TextCallParser, ToolCallAccumulator, ToolCallDelta, ToolRegistry
 
 STREAMS = Path(__file__).parent / "data" / "streams"
 RECORDED = sorted(STREAMS.glob("*.sse")) + sorted(STREAMS.glob("*.ndjson"))
@@ -244,6 +244,62 @@ def test_partial_after_any_split_ends_equal_to_the_document(document: dict[str, 
         acc.feed(ToolCallDelta(0, name="t", arguments=text[start:end]))
         assert acc.partial(0) is None or isinstance(acc.partial(0), dict)
     assert acc.partial(0) == json.loads(text)
+
+
+def test_extend_arguments_appends_and_returns_the_live_view() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="write_file"))
+    assert acc.extend_arguments(0, '{"path": "a.py", "content": "def f') == {"path": "a.py", "content": "def f"}
+    view = acc.extend_arguments(0, '():\\n    return 1", "mode": ["w"')
+    assert view == {"path": "a.py", "content": "def f():\n    return 1", "mode": ["w"]}
+    assert acc.extend_arguments(0, "]}") is view
+    (call,) = acc.finish().calls
+    # Read whole and valid: the view is the call's arguments, the text stays the raw arguments.
+    assert call.arguments is view
+    assert call.raw_arguments == '{"path": "a.py", "content": "def f():\\n    return 1", "mode": ["w"]}'
+
+
+def test_extend_arguments_refuses_text_for_a_completed_call() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="f", arguments="{}", complete=True))
+    with pytest.raises(ParseError) as caught:
+        acc.extend_arguments(0, '{"late": 1}')
+    assert caught.value.code == "TLP-006"
+    assert acc.extend_arguments(1, "[1, 2") == [1]  # a new index is a new call; 2 may go on
+
+
+def test_extend_arguments_fails_a_call_over_the_limit_at_completion() -> None:
+    acc = ToolCallAccumulator(max_size=10)
+    acc.feed(ToolCallDelta(0, name="f"))
+    acc.extend_arguments(0, '{"a": "')
+    assert acc.extend_arguments(0, "x" * 20) is None
+    (error,) = acc.finish().errors
+    assert error.code == "TLP-007"
+
+
+def test_repaired_or_cut_off_arguments_are_read_again_not_taken_from_the_view() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="f"))
+    view = acc.extend_arguments(0, '{"a": [1, 2')
+    (call,) = acc.finish().calls
+    assert call.arguments == {"a": [1, 2]} and call.arguments is not view
+    assert [r.kind for r in call.repairs] != []
+
+
+def test_a_view_taken_as_arguments_is_still_validated() -> None:
+    registry = ToolRegistry()
+    registry.register("f", {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    acc = ToolCallAccumulator(registry)
+    acc.feed(ToolCallDelta(0, name="f"))
+    acc.extend_arguments(0, '{"n": "seven"}')
+    (error,) = acc.finish().errors
+    assert error.code == "TSR-004" and error.validation[0].path == "/n"
+
+
+def test_arguments_that_are_one_string_show_as_it_grows() -> None:
+    acc = ToolCallAccumulator()
+    assert acc.extend_arguments(0, '"hel') == "hel"
+    assert acc.extend_arguments(0, 'lo"') == "hello"
 
 
 # ---- TextCallParser --------------------------------------------------------------------------------

@@ -6,22 +6,43 @@
 //! It reads strict JSON only. On the first byte that strict JSON does not allow it stops and
 //! says so (`is_broken`); the caller then falls back to the repair pass over the whole text.
 
-/// What a piece of text completed, in order.
+use std::borrow::Cow;
+
+/// What a piece of text completed, in order. Text is borrowed from the piece where it lies
+/// whole in it, so a steady stream allocates nothing per token.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Token {
+pub enum Token<'a> {
     ObjectStart,
     ArrayStart,
     /// The innermost object or array closed.
     End,
-    Key(String),
+    Key(Cow<'a, str>),
     /// A string value opened; its text follows in `StringText` tokens.
     StringStart,
-    StringText(String),
+    StringText(Cow<'a, str>),
     StringEnd,
     /// A number, as written (complete: a delimiter followed it).
-    Number(String),
+    Number(Cow<'a, str>),
     Bool(bool),
     Null,
+}
+
+impl Token<'_> {
+    /// The token with its text copied out of the piece.
+    pub fn into_owned(self) -> Token<'static> {
+        match self {
+            Token::ObjectStart => Token::ObjectStart,
+            Token::ArrayStart => Token::ArrayStart,
+            Token::End => Token::End,
+            Token::Key(k) => Token::Key(Cow::Owned(k.into_owned())),
+            Token::StringStart => Token::StringStart,
+            Token::StringText(t) => Token::StringText(Cow::Owned(t.into_owned())),
+            Token::StringEnd => Token::StringEnd,
+            Token::Number(n) => Token::Number(Cow::Owned(n.into_owned())),
+            Token::Bool(b) => Token::Bool(b),
+            Token::Null => Token::Null,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,26 +105,41 @@ impl Reader {
         self.broken
     }
 
+    /// True once one whole value has been read (and nothing but whitespace after it).
+    pub fn is_complete(&self) -> bool {
+        !self.broken && self.expect == Expect::Done
+    }
+
     /// Reads one more piece and appends the tokens it completed to `out`.
-    pub fn feed(&mut self, piece: &str, out: &mut Vec<Token>) {
+    pub fn feed(&mut self, piece: &str, out: &mut Vec<Token<'static>>) {
+        self.feed_with(piece, |token| out.push(token.into_owned()));
+    }
+
+    /// Reads one more piece and hands each token it completed to `sink`, in order. Text that
+    /// lies whole in the piece is lent from it; nothing is copied unless a token spans pieces or
+    /// holds escapes.
+    pub fn feed_with(&mut self, piece: &str, mut sink: impl FnMut(Token<'_>)) {
         if self.broken {
             return;
         }
         let bytes = piece.as_bytes();
         let mut i = 0;
+        // Where the number or literal being read starts in this piece (0 when it began in an
+        // earlier one: its start is then in `self.scalar`).
+        let mut scalar_from = (!self.scalar.is_empty()).then_some(0);
         while i < bytes.len() {
             if let Some(is_key) = self.in_string {
-                i = self.string_run(piece, i, is_key, out);
+                i = self.string_run(piece, i, is_key, &mut sink);
                 continue;
             }
             let b = bytes[i];
-            if !self.scalar.is_empty() {
+            if let Some(from) = scalar_from {
                 if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-') {
-                    self.scalar.push(b as char);
                     i += 1;
                     continue;
                 }
-                if !self.finish_scalar(out) {
+                scalar_from = None;
+                if !self.finish_scalar(&piece[from..i], &mut sink) {
                     return;
                 }
             }
@@ -112,29 +148,29 @@ impl Reader {
                 (b' ' | b'\t' | b'\n' | b'\r', _) => {}
                 (b'"', Expect::Value | Expect::ValueOrEnd) => {
                     self.in_string = Some(false);
-                    out.push(Token::StringStart);
+                    sink(Token::StringStart);
                 }
                 (b'"', Expect::Key | Expect::KeyOrEnd) => self.in_string = Some(true),
                 (b':', Expect::Colon) => self.expect = Expect::Value,
                 (b'{', Expect::Value | Expect::ValueOrEnd) => {
                     self.stack.push(true);
                     self.expect = Expect::KeyOrEnd;
-                    out.push(Token::ObjectStart);
+                    sink(Token::ObjectStart);
                 }
                 (b'[', Expect::Value | Expect::ValueOrEnd) => {
                     self.stack.push(false);
                     self.expect = Expect::ValueOrEnd;
-                    out.push(Token::ArrayStart);
+                    sink(Token::ArrayStart);
                 }
                 (b'}', Expect::KeyOrEnd | Expect::CommaOrEnd)
                     if self.stack.last() == Some(&true) =>
                 {
-                    self.close(out)
+                    self.close(&mut sink)
                 }
                 (b']', Expect::ValueOrEnd | Expect::CommaOrEnd)
                     if self.stack.last() == Some(&false) =>
                 {
-                    self.close(out)
+                    self.close(&mut sink)
                 }
                 (b',', Expect::CommaOrEnd) => {
                     self.expect = if self.stack.last() == Some(&true) {
@@ -144,7 +180,7 @@ impl Reader {
                     };
                 }
                 (b'-' | b'0'..=b'9' | b't' | b'f' | b'n', Expect::Value | Expect::ValueOrEnd) => {
-                    self.scalar.push(b as char)
+                    scalar_from = Some(i - 1);
                 }
                 _ => {
                     self.broken = true;
@@ -152,15 +188,19 @@ impl Reader {
                 }
             }
         }
+        // A number or literal cut by the piece's end waits for its delimiter.
+        if let Some(from) = scalar_from {
+            self.scalar.push_str(&piece[from..]);
+        }
         // The open value string's text so far goes out now, so a view can show it.
-        if self.in_string == Some(false) && !self.text.is_empty() {
-            out.push(Token::StringText(std::mem::take(&mut self.text)));
+        if self.in_string == Some(false) {
+            self.emit_text(&mut sink);
         }
     }
 
-    fn close(&mut self, out: &mut Vec<Token>) {
+    fn close(&mut self, sink: &mut impl FnMut(Token<'_>)) {
         self.stack.pop();
-        out.push(Token::End);
+        sink(Token::End);
         self.after_value();
     }
 
@@ -172,31 +212,46 @@ impl Reader {
         };
     }
 
-    /// A number or literal ended (a delimiter followed it); false if it is not one.
-    fn finish_scalar(&mut self, out: &mut Vec<Token>) -> bool {
-        let scalar = std::mem::take(&mut self.scalar);
-        let token = match scalar.as_str() {
+    /// A number or literal ended (a delimiter followed it): `tail` is its part in this piece.
+    /// False if it is not one.
+    fn finish_scalar(&mut self, tail: &str, sink: &mut impl FnMut(Token<'_>)) -> bool {
+        let text: Cow<'_, str> = if self.scalar.is_empty() {
+            Cow::Borrowed(tail)
+        } else {
+            self.scalar.push_str(tail);
+            Cow::Owned(std::mem::take(&mut self.scalar))
+        };
+        let token = match text.as_ref() {
             "true" => Token::Bool(true),
             "false" => Token::Bool(false),
             "null" => Token::Null,
-            n if is_number(n) => Token::Number(scalar),
+            n if is_number(n) => Token::Number(text),
             _ => {
                 self.broken = true;
                 return false;
             }
         };
-        out.push(token);
+        sink(token);
         self.after_value();
         true
     }
 
-    /// Reads string text from `i` up to the closing quote or the end of the piece.
+    /// Hands out the value text held back (escapes, a lone surrogate), if any.
+    fn emit_text(&mut self, sink: &mut impl FnMut(Token<'_>)) {
+        if !self.text.is_empty() {
+            sink(Token::StringText(Cow::Borrowed(&self.text)));
+            self.text.clear();
+        }
+    }
+
+    /// Reads string text from `i` up to the closing quote or the end of the piece. A value's
+    /// plain runs go out as they are read; a key is held until it closes.
     fn string_run(
         &mut self,
         piece: &str,
         mut i: usize,
         is_key: bool,
-        out: &mut Vec<Token>,
+        sink: &mut impl FnMut(Token<'_>),
     ) -> usize {
         let bytes = piece.as_bytes();
         while i < bytes.len() {
@@ -208,39 +263,50 @@ impl Reader {
                 i += 1;
                 continue;
             }
-            let Some(offset) = memchr::memchr2(b'"', b'\\', &bytes[i..]) else {
-                self.push_text(&piece[i..]);
+            let found = memchr::memchr2(b'"', b'\\', &bytes[i..]).map(|offset| i + offset);
+            let run_end = found.unwrap_or(bytes.len());
+            let run = &piece[i..run_end];
+            let closes = found.is_some_and(|at| bytes[at] == b'"');
+            // A key read whole from this piece is lent as it is; any other is gathered.
+            let lend_key =
+                is_key && closes && self.text.is_empty() && self.high_surrogate.is_none();
+            if !run.is_empty() {
+                self.flush_surrogate();
+                if is_key {
+                    if !lend_key {
+                        self.text.push_str(run);
+                    }
+                } else {
+                    self.emit_text(sink);
+                    sink(Token::StringText(Cow::Borrowed(run)));
+                }
+            }
+            let Some(at) = found else {
                 return bytes.len();
             };
-            self.push_text(&piece[i..i + offset]);
-            i += offset + 1;
-            if bytes[i - 1] == b'\\' {
+            i = at + 1;
+            if !closes {
                 self.escape = Escape::Backslash;
                 continue;
             }
             self.in_string = None;
             self.flush_surrogate();
-            let text = std::mem::take(&mut self.text);
             if is_key {
-                out.push(Token::Key(text));
+                if lend_key {
+                    sink(Token::Key(Cow::Borrowed(run)));
+                } else {
+                    sink(Token::Key(Cow::Borrowed(&self.text)));
+                    self.text.clear();
+                }
                 self.expect = Expect::Colon;
             } else {
-                if !text.is_empty() {
-                    out.push(Token::StringText(text));
-                }
-                out.push(Token::StringEnd);
+                self.emit_text(sink);
+                sink(Token::StringEnd);
                 self.after_value();
             }
             return i;
         }
         i
-    }
-
-    fn push_text(&mut self, text: &str) {
-        if !text.is_empty() {
-            self.flush_surrogate();
-            self.text.push_str(text);
-        }
     }
 
     /// A high surrogate not followed by a low one stands for U+FFFD.
@@ -340,7 +406,7 @@ fn is_number(text: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn tokens_in_pieces(pieces: &[&str]) -> (Vec<Token>, bool) {
+    fn tokens_in_pieces(pieces: &[&str]) -> (Vec<Token<'static>>, bool) {
         let mut reader = Reader::default();
         let mut out = Vec::new();
         for piece in pieces {
@@ -350,11 +416,11 @@ mod tests {
     }
 
     /// Joins string text tokens, so splits that cut a string differently compare equal.
-    fn merged(tokens: Vec<Token>) -> Vec<Token> {
-        let mut out: Vec<Token> = Vec::new();
+    fn merged(tokens: Vec<Token<'static>>) -> Vec<Token<'static>> {
+        let mut out: Vec<Token<'static>> = Vec::new();
         for t in tokens {
             if let (Token::StringText(new), Some(Token::StringText(old))) = (&t, out.last_mut()) {
-                old.push_str(new);
+                old.to_mut().push_str(new);
                 continue;
             }
             out.push(t);
@@ -406,7 +472,10 @@ mod tests {
         let mut reader = Reader::default();
         let mut out = Vec::new();
         reader.feed(r#"{"content": "def f():\n"#, &mut out);
-        assert_eq!(out.last(), Some(&Token::StringText("def f():\n".into())));
+        assert_eq!(
+            merged(out.split_off(3)),
+            vec![Token::StringText("def f():\n".into())]
+        );
         out.clear();
         reader.feed("    return 1", &mut out);
         assert_eq!(out, vec![Token::StringText("    return 1".into())]);

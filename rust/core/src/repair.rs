@@ -87,7 +87,7 @@ pub enum RepairKind {
     FunctionCall,
     /// A leading UTF-8 byte order mark: removed.
     ByteOrderMark,
-    /// Bytes that are not UTF-8: replaced with U+FFFD (later positions refer to the replaced text).
+    /// Bytes that are not UTF-8: replaced with U+FFFD (positions still refer to the input).
     InvalidUtf8,
 }
 
@@ -232,6 +232,9 @@ pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Erro
 pub fn mend(input: &[u8], limits: &Limits) -> Result<(String, Vec<Repair>), Error> {
     limits.check_size(input.len())?;
     let mut repairs = Vec::new();
+    // Positions in the text the engine reads, mapped back to the input's (the two differ when
+    // invalid UTF-8 was replaced or one level of escaping taken off).
+    let mut maps: Vec<PositionMap> = Vec::new();
     let utf8_error = std::str::from_utf8(input).err();
     let mut text: Cow<'_, [u8]> = match utf8_error {
         None => Cow::Borrowed(input),
@@ -240,22 +243,79 @@ pub fn mend(input: &[u8], limits: &Limits) -> Result<(String, Vec<Repair>), Erro
                 kind: RepairKind::InvalidUtf8,
                 position: e.valid_up_to(),
             });
-            Cow::Owned(String::from_utf8_lossy(input).into_owned().into_bytes())
+            let (lossy, map) = replace_invalid_utf8(input);
+            maps.push(map);
+            Cow::Owned(lossy)
         }
     };
     if let Some(at) = escaped_json_at(&text) {
         repairs.push(Repair {
             kind: RepairKind::EscapedJson,
-            position: at,
+            position: original_position(&maps, at),
         });
-        text = Cow::Owned(unescape_once(&text));
+        let (unescaped, map) = unescape_once(&text);
+        maps.push(map);
+        text = Cow::Owned(unescaped);
     }
+    let before = repairs.len();
     let mut engine = Engine::<false>::new(&text, limits, limits.deadline());
     engine.repairs = repairs;
-    engine.run()?;
+    if let Err(mut e) = engine.run() {
+        e.position = original_position(&maps, e.position);
+        return Err(e);
+    }
+    if !maps.is_empty() {
+        for r in &mut engine.repairs[before..] {
+            r.position = original_position(&maps, r.position);
+        }
+    }
     let json = String::from_utf8(engine.out)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok((json, engine.repairs))
+}
+
+/// Where a rewrite of the text moved positions: each point pairs a position in the rewritten
+/// text with the one it came from; between points both advance together.
+#[derive(Debug, Default)]
+struct PositionMap {
+    points: Vec<(usize, usize)>,
+}
+
+impl PositionMap {
+    fn before(&self, position: usize) -> usize {
+        let i = self.points.partition_point(|&(new, _)| new <= position);
+        if i == 0 {
+            return position;
+        }
+        let (new, old) = self.points[i - 1];
+        let mapped = old + (position - new);
+        // Inside a rewritten run: never past where the next unchanged text starts.
+        self.points
+            .get(i)
+            .map_or(mapped, |&(_, next_old)| mapped.min(next_old))
+    }
+}
+
+/// A position in the text after every rewrite in `maps` (applied in order), in the input.
+fn original_position(maps: &[PositionMap], position: usize) -> usize {
+    maps.iter().rev().fold(position, |p, map| map.before(p))
+}
+
+/// Each invalid UTF-8 sequence replaced by U+FFFD, as `String::from_utf8_lossy` does.
+fn replace_invalid_utf8(input: &[u8]) -> (Vec<u8>, PositionMap) {
+    let mut out = Vec::with_capacity(input.len() + 8);
+    let mut map = PositionMap::default();
+    for chunk in input.utf8_chunks() {
+        out.extend_from_slice(chunk.valid().as_bytes());
+        let invalid = chunk.invalid();
+        if !invalid.is_empty() {
+            let old = invalid.as_ptr() as usize - input.as_ptr() as usize;
+            map.points.push((out.len(), old));
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            map.points.push((out.len(), old + invalid.len()));
+        }
+    }
+    (out, map)
 }
 
 /// Where JSON escaped once too often begins: an object or array whose first key or string opens
@@ -274,8 +334,9 @@ fn escaped_json_at(text: &[u8]) -> Option<usize> {
 
 /// Removes one level of JSON string escaping: `\"` -> `"`, `\\` -> `\`, `\n` -> a newline, and
 /// so on; escapes of the inner level come out as raw characters, which the repair pass escapes again.
-fn unescape_once(text: &[u8]) -> Vec<u8> {
+fn unescape_once(text: &[u8]) -> (Vec<u8>, PositionMap) {
     let mut out = Vec::with_capacity(text.len());
+    let mut map = PositionMap::default();
     let mut i = 0;
     while i < text.len() {
         let b = text[i];
@@ -291,8 +352,11 @@ fn unescape_once(text: &[u8]) -> Vec<u8> {
         };
         out.extend_from_slice(bytes);
         i += used;
+        if used == 2 {
+            map.points.push((out.len(), i));
+        }
     }
-    out
+    (out, map)
 }
 
 /// A container on the explicit stack.
@@ -2031,6 +2095,32 @@ mod tests {
                 position: 7
             }]
         );
+    }
+
+    /// Found by the repair fuzz target: after invalid bytes were replaced (3 bytes each), error
+    /// and repair positions pointed into the replaced text, past the input's end.
+    #[test]
+    fn positions_refer_to_the_input_after_invalid_utf8_or_unescaping() {
+        let input = b"{\"a\xff\xfe\": 'x', \"b\": }}";
+        let repaired = repair(input, &Limits::default()).unwrap();
+        let quote = repaired
+            .repairs
+            .iter()
+            .find(|r| r.kind == RepairKind::SingleQuotes)
+            .unwrap();
+        assert_eq!(quote.position, 8, "{:?}", repaired.repairs);
+        let positions: Vec<usize> = repaired.repairs.iter().map(|r| r.position).collect();
+        assert_eq!(positions, [3, 8, 18, 19]);
+        let err = repair(b"\xff\xff\xff\xff :", &Limits::default()).unwrap_err();
+        assert!(err.position <= 6, "position {}", err.position);
+        // One level of escaping taken off: `{\"a\": 'x'}` -> `{"a": 'x'}`.
+        let repaired = repair(br#"{\"a\": 'x'}"#, &Limits::default()).unwrap();
+        let quote = repaired
+            .repairs
+            .iter()
+            .find(|r| r.kind == RepairKind::SingleQuotes)
+            .unwrap();
+        assert_eq!(quote.position, 8, "{:?}", repaired.repairs);
     }
 
     #[test]

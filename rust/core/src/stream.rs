@@ -53,6 +53,8 @@ pub enum Event {
 /// A call whose fragments are all in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AssembledCall {
+    /// The call's place in the accumulator (see `arguments`).
+    pub slot: usize,
     pub index: usize,
     pub id: Option<String>,
     pub name: String,
@@ -191,20 +193,15 @@ impl Accumulator {
     pub fn feed(&mut self, delta: Delta) -> Vec<Event> {
         let mut events = Vec::new();
         let slot = self.slot_for(&delta, &mut events);
-        let call = &mut self.calls[slot];
-        if matches!(call.state, State::Complete | State::Taken)
-            && (delta.name.is_some() || delta.arguments.as_deref().is_some_and(|a| !a.is_empty()))
-        {
-            events.push(Event::Failed {
-                slot,
-                code: ErrorCode::CallConstruction,
-                message: format!(
-                    "A fragment arrived for call {} after it was complete",
-                    call.index
-                ),
-            });
-            return events;
+        let has_text =
+            delta.name.is_some() || delta.arguments.as_deref().is_some_and(|a| !a.is_empty());
+        if has_text {
+            if let Some(refused) = self.refuse_late(slot) {
+                events.push(refused);
+                return events;
+            }
         }
+        let call = &mut self.calls[slot];
         if call.state == State::Failed {
             return events;
         }
@@ -216,18 +213,8 @@ impl Accumulator {
             });
         }
         if let Some(arguments) = delta.arguments.filter(|a| !a.is_empty()) {
-            call.scan.feed(arguments.as_bytes());
-            call.arguments.push_str(&arguments);
-            if let Some(failure) = over_limits(call, &self.limits) {
-                let (code, message) = (failure.code, failure.message.clone());
-                call.state = State::Failed;
-                call.arguments = String::new(); // freed: nothing more is kept for it
-                call.failure = Some(failure);
-                events.push(Event::Failed {
-                    slot,
-                    code,
-                    message,
-                });
+            if let Err(failed) = self.append_arguments(slot, &arguments) {
+                events.push(failed);
                 return events;
             }
             events.push(Event::ArgumentsGrew {
@@ -235,11 +222,71 @@ impl Accumulator {
                 appended: arguments,
             });
         }
+        let call = &mut self.calls[slot];
         if delta.complete && call.state == State::Open {
             call.state = State::Complete;
             events.push(Event::Completed { slot });
         }
         events
+    }
+
+    /// Appends argument text to the newest call at `index` (starting one if there is none) and
+    /// returns the failure it caused, if any: `feed` with arguments only, minus the events a
+    /// caller that reads the arguments itself does not need (nothing is copied but the text).
+    pub fn extend_arguments(&mut self, index: usize, text: &str) -> Option<Event> {
+        let slot = match self.by_index.get(&index) {
+            Some(&slot) => slot,
+            None => self.slot_for(
+                &Delta {
+                    index,
+                    ..Delta::default()
+                },
+                &mut Vec::new(),
+            ),
+        };
+        if text.is_empty() || self.calls[slot].state == State::Failed {
+            return None;
+        }
+        if let Some(refused) = self.refuse_late(slot) {
+            return Some(refused);
+        }
+        self.append_arguments(slot, text).err()
+    }
+
+    /// The error for text that arrives for a call already complete.
+    fn refuse_late(&self, slot: usize) -> Option<Event> {
+        let call = &self.calls[slot];
+        matches!(call.state, State::Complete | State::Taken).then(|| Event::Failed {
+            slot,
+            code: ErrorCode::CallConstruction,
+            message: format!(
+                "A fragment arrived for call {} after it was complete",
+                call.index
+            ),
+        })
+    }
+
+    /// Appends to an open call's arguments; a call that goes over a limit fails here, and its
+    /// buffer is freed.
+    fn append_arguments(&mut self, slot: usize, text: &str) -> Result<(), Event> {
+        let call = &mut self.calls[slot];
+        // Only the bytes within the size limit are scanned: the limit crossed first in the text
+        // is the one reported, however the text was split.
+        let room = self.limits.max_size.saturating_sub(call.arguments.len());
+        call.scan.feed(&text.as_bytes()[..text.len().min(room)]);
+        call.arguments.push_str(text);
+        let Some(failure) = over_limits(call, &self.limits) else {
+            return Ok(());
+        };
+        let (code, message) = (failure.code, failure.message.clone());
+        call.state = State::Failed;
+        call.arguments = String::new(); // freed: nothing more is kept for it
+        call.failure = Some(failure);
+        Err(Event::Failed {
+            slot,
+            code,
+            message,
+        })
     }
 
     /// The slot of the call a fragment belongs to, starting a call when needed. A call that
@@ -359,6 +406,7 @@ impl Accumulator {
         };
         match repair(text.as_bytes(), &self.limits) {
             Ok(r) => Ok(AssembledCall {
+                slot,
                 index: call.index,
                 id: call.id.clone(),
                 name: call.name.clone(),
@@ -377,7 +425,18 @@ impl Accumulator {
 }
 
 fn over_limits(call: &Call, limits: &Limits) -> Option<Failure> {
-    let (kind, message) = if call.arguments.len() > limits.max_size {
+    // Depth first: the scan saw only bytes within the size limit, so a depth it reports over the
+    // limit was crossed before the size was.
+    let (kind, message) = if call.scan.max_depth() > limits.max_depth {
+        let kind = ErrorKind::TooDeep {
+            limit: limits.max_depth,
+        };
+        let message = format!(
+            "Arguments of call {} nest deeper than the depth limit of {}",
+            call.index, limits.max_depth
+        );
+        (kind, message)
+    } else if call.arguments.len() > limits.max_size {
         let kind = ErrorKind::TooLarge {
             size: call.arguments.len(),
             limit: limits.max_size,
@@ -385,15 +444,6 @@ fn over_limits(call: &Call, limits: &Limits) -> Option<Failure> {
         let message = format!(
             "Arguments of call {} went over the size limit of {} bytes while streaming",
             call.index, limits.max_size
-        );
-        (kind, message)
-    } else if call.scan.max_depth() > limits.max_depth {
-        let kind = ErrorKind::TooDeep {
-            limit: limits.max_depth,
-        };
-        let message = format!(
-            "Arguments of call {} nest deeper than the depth limit of {}",
-            call.index, limits.max_depth
         );
         (kind, message)
     } else {
@@ -546,6 +596,30 @@ mod tests {
             done[0].as_ref().unwrap_err().code,
             ErrorCode::TooDeepOrTimeout
         );
+    }
+
+    /// Found by the accumulator fuzz target: a fragment crossing both limits was failed for its
+    /// size when whole and for its depth when split. The limit crossed first in the text wins.
+    #[test]
+    fn the_limit_crossed_first_is_reported_however_the_text_is_split() {
+        let limits = Limits {
+            max_size: 8,
+            max_depth: 2,
+            ..Limits::default()
+        };
+        let code = |pieces: &[&str]| {
+            let mut acc = Accumulator::new(limits);
+            for piece in pieces {
+                acc.feed(delta(0, None, Some(piece), false));
+            }
+            acc.finish()[0].as_ref().unwrap_err().code
+        };
+        let deep_then_large = "[[[ 1234567890";
+        assert_eq!(code(&[deep_then_large]), ErrorCode::TooDeepOrTimeout);
+        assert_eq!(code(&["[[[", " 1234567890"]), ErrorCode::TooDeepOrTimeout);
+        let large_then_deep = "[ 1234567[[[[";
+        assert_eq!(code(&[large_then_deep]), ErrorCode::TooLarge);
+        assert_eq!(code(&["[ 1234567", "[[[["]), ErrorCode::TooLarge);
     }
 
     #[test]

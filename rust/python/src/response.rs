@@ -202,6 +202,9 @@ pub(crate) struct Candidate<'py> {
     pub(crate) name: Option<Bound<'py, PyAny>>,
     /// None: the call has no function at all (TLP-001).
     pub(crate) arguments: Option<Option<Bound<'py, PyAny>>>,
+    /// The arguments as received, where `arguments` holds them already read (a stream's live
+    /// view); None means they are `arguments`.
+    pub(crate) raw: Option<Bound<'py, PyAny>>,
     pub(crate) index: usize,
     pub(crate) source: &'static str,
     pub(crate) log: Vec<toolmend_core::Repair>,
@@ -226,6 +229,7 @@ impl<'py> Candidate<'py> {
             id: id.map(|id| PyString::new(py, &id)),
             name: name.map(|n| PyString::new(py, &n).into_any()),
             arguments: Some(arguments.map(|a| PyString::new(py, &a).into_any())),
+            raw: None,
             index,
             source: format,
             log: repairs,
@@ -254,7 +258,11 @@ impl<'a, 'py> Pipeline<'a, 'py> {
     pub(crate) fn run(&mut self, c: Candidate<'py>) -> PyResult<()> {
         let py_name = c.name.as_ref().and_then(|n| n.cast::<PyString>().ok());
         let name = py_name.map(|n| n.to_str()).transpose()?;
-        let raw = c.arguments.clone().flatten().map(Bound::unbind);
+        let raw = c
+            .raw
+            .clone()
+            .or_else(|| c.arguments.clone().flatten())
+            .map(Bound::unbind);
         match self.check(&c, name) {
             Ok((arguments, log)) => {
                 if c.source != "tool_calls" && self.repeats_a_call(name, &arguments) {
@@ -698,6 +706,7 @@ pub fn parse_response<'py>(
                 id,
                 name: function.as_ref().and_then(|f| get(f, intern!(py, "name"))),
                 arguments: function.as_ref().map(|f| get(f, intern!(py, "arguments"))),
+                raw: None,
                 index,
                 source: "tool_calls",
                 log: Vec::new(),

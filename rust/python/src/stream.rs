@@ -8,9 +8,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use toolmend_core::partial::{Reader, Token};
 use toolmend_core::stream::{Accumulator, Delta, Event};
-use toolmend_core::Limits;
+use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{input_bytes, orjson_dumps, orjson_loads, python_objects};
+use crate::exceptions::parse_error;
 use crate::registry::PyToolRegistry;
 use crate::response::{get, int_of, Candidate, Failure, ParseResult, Pipeline};
 
@@ -127,14 +128,14 @@ impl ToolCallAccumulator {
     fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Vec<StreamEvent>> {
         let mut events = Vec::new();
         if let Ok(delta) = chunk.cast::<ToolCallDelta>() {
-            let d = delta.get().clone();
+            let d = delta.get();
             self.push(
                 py,
                 Delta {
                     index: d.index,
-                    id: d.id,
-                    name: d.name,
-                    arguments: d.arguments,
+                    id: d.id.clone(),
+                    name: d.name.clone(),
+                    arguments: d.arguments.clone(),
                     complete: d.complete,
                 },
                 &mut events,
@@ -150,6 +151,36 @@ impl ToolCallAccumulator {
             }
         }
         Ok(events)
+    }
+
+    /// Appends `text` to the arguments of the call at `index` (starting the call if it is new)
+    /// and returns what partial(index) would: the lean path for a caller that reads the wire
+    /// itself and shows the arguments as they grow. No events are built; a call that crosses a
+    /// limit returns None here and is reported by completed() or finish(). Text for a call that
+    /// is already complete raises ParseError (TLP-006): it would otherwise be lost unseen.
+    #[pyo3(signature = (index, text, /))]
+    fn extend_arguments<'py>(
+        &mut self,
+        py: Python<'py>,
+        index: usize,
+        text: &str,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let Some(Event::Failed {
+            code: ErrorCode::CallConstruction,
+            message,
+            ..
+        }) = self.core.extend_arguments(index, text)
+        {
+            let suggestion = "start a new call at a new index, or a new id at this one";
+            return Err(parse_error(
+                py,
+                ErrorCode::CallConstruction.as_str(),
+                &message,
+                0,
+                suggestion,
+            ));
+        }
+        self.partial(py, index)
     }
 
     /// The calls that are complete and not yet handed out, in index order, checked like
@@ -213,157 +244,216 @@ struct LiveView {
     reader: Reader,
     /// Bytes of the call's arguments read so far.
     fed: usize,
-    tokens: Vec<Token>,
+    built: Built,
+}
+
+/// The objects of a live view and where the next value goes.
+#[derive(Default)]
+struct Built {
     root: Option<Py<PyAny>>,
-    /// Open containers, innermost last, with the key waiting for its value (objects).
-    stack: Vec<(Py<PyAny>, Option<Py<PyString>>)>,
-    /// The JSON Pointer segment of the current member of each open container: its key or index.
-    segments: Vec<Option<String>>,
-    /// The open string value: its text, and whether the view shows all of it.
-    open: Option<(String, bool)>,
-    /// Where the open string sits: its key, or its position in a list.
-    open_at: Option<Py<PyString>>,
+    /// Open containers, innermost last.
+    stack: Vec<Open>,
+    /// The open string value.
+    open: Option<OpenString>,
+}
+
+/// An open object or array and the member being written in it.
+struct Open {
+    container: Py<PyAny>,
+    is_dict: bool,
+    member: Member,
+}
+
+/// Where in its container the value being written goes.
+enum Member {
+    /// Between members of an object (after a value, before the next key).
+    None,
+    Key(Py<PyString>),
+    /// An array's element (an array keeps its last index between elements).
+    Index(usize),
+}
+
+/// A string value still arriving. It is put in its container only when shown (by partial() or
+/// its end), so a string that opens and closes between two looks is built once.
+#[derive(Default)]
+struct OpenString {
+    text: String,
+    /// The container holds all of `text`.
+    shown: bool,
+    /// The container holds some version of it (an array has its element).
+    placed: bool,
 }
 
 impl LiveView {
     fn read(&mut self, py: Python<'_>, text: &str) -> PyResult<()> {
-        self.reader.feed(text, &mut self.tokens);
-        for token in std::mem::take(&mut self.tokens) {
-            match token {
-                Token::ObjectStart => {
-                    let d = PyDict::new(py).into_any().unbind();
-                    self.place(py, d.clone_ref(py))?;
-                    self.stack.push((d, None));
-                    self.segments.push(None);
+        let built = &mut self.built;
+        let mut error = None;
+        self.reader.feed_with(text, |token| {
+            if error.is_none() {
+                error = built.apply(py, token).err();
+            }
+        });
+        error.map_or(Ok(()), Err)
+    }
+
+    /// Where the text read last ended: the JSON Pointer of the innermost member being written.
+    fn path(&self, py: Python<'_>) -> Option<String> {
+        if self.reader.is_broken() {
+            return None;
+        }
+        let mut path = String::new();
+        for open in &self.built.stack {
+            match &open.member {
+                Member::None => {}
+                Member::Key(k) => {
+                    path.push('/');
+                    let key = k.bind(py).to_cow().unwrap_or_default();
+                    path.push_str(&key.replace('~', "~0").replace('/', "~1"));
                 }
-                Token::ArrayStart => {
-                    let l = PyList::empty(py).into_any().unbind();
-                    self.place(py, l.clone_ref(py))?;
-                    self.stack.push((l, None));
-                    self.segments.push(None);
-                }
-                Token::End => {
-                    self.stack.pop();
-                    self.segments.pop();
-                    self.member_done(py);
-                }
-                Token::Key(k) => {
-                    if let Some(segment) = self.segments.last_mut() {
-                        *segment = Some(k.replace('~', "~0").replace('/', "~1"));
-                    }
-                    if let Some(top) = self.stack.last_mut() {
-                        top.1 = Some(PyString::new(py, &k).unbind());
-                    }
-                }
-                Token::StringStart => {
-                    self.open_at = self
-                        .stack
-                        .last()
-                        .and_then(|top| top.1.as_ref().map(|k| k.clone_ref(py)));
-                    self.place(py, PyString::new(py, "").into_any().unbind())?;
-                    self.open = Some((String::new(), true));
-                }
-                Token::StringText(t) => {
-                    if let Some((text, shown)) = &mut self.open {
-                        text.push_str(&t);
-                        *shown = false;
-                    }
-                }
-                Token::StringEnd => {
-                    self.show_open_string(py)?;
-                    self.open = None;
-                    self.member_done(py);
-                }
-                Token::Number(n) => {
-                    let value = number(py, &n)?;
-                    self.place(py, value)?;
-                    self.member_done(py);
-                }
-                Token::Bool(b) => {
-                    let value = pyo3::types::PyBool::new(py, b)
-                        .to_owned()
-                        .into_any()
-                        .unbind();
-                    self.place(py, value)?;
-                    self.member_done(py);
-                }
-                Token::Null => {
-                    self.place(py, py.None())?;
-                    self.member_done(py);
+                Member::Index(i) => {
+                    path.push('/');
+                    path.push_str(&i.to_string());
                 }
             }
         }
+        Some(path)
+    }
+
+    fn value<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.built.show_open_string(py)?;
+        Ok(self.built.root.as_ref().map(|r| r.bind(py).clone()))
+    }
+}
+
+impl Built {
+    fn apply(&mut self, py: Python<'_>, token: Token<'_>) -> PyResult<()> {
+        match token {
+            Token::ObjectStart => self.open_container(py, PyDict::new(py).into_any(), true),
+            Token::ArrayStart => self.open_container(py, PyList::empty(py).into_any(), false),
+            Token::End => {
+                self.stack.pop();
+                self.member_done();
+                Ok(())
+            }
+            Token::Key(k) => {
+                if let Some(top) = self.stack.last_mut() {
+                    // Keys repeat (records): jiter's cache hands out one str per key text.
+                    top.member = Member::Key(jiter::cached_py_string(py, &k).unbind());
+                }
+                Ok(())
+            }
+            Token::StringStart => {
+                self.open = Some(OpenString::default());
+                // Not in its array yet, but the path already points at it.
+                if let Some(top) = self.stack.last_mut().filter(|top| !top.is_dict) {
+                    top.member = Member::Index(top.container.bind(py).cast::<PyList>()?.len());
+                }
+                Ok(())
+            }
+            Token::StringText(t) => {
+                if let Some(open) = &mut self.open {
+                    open.text.push_str(&t);
+                    open.shown = false;
+                }
+                Ok(())
+            }
+            Token::StringEnd => {
+                self.show_open_string(py)?;
+                self.open = None;
+                self.member_done();
+                Ok(())
+            }
+            Token::Number(n) => self.scalar(py, number(py, &n)?),
+            Token::Bool(b) => {
+                let value = pyo3::types::PyBool::new(py, b)
+                    .to_owned()
+                    .into_any()
+                    .unbind();
+                self.scalar(py, value)
+            }
+            Token::Null => self.scalar(py, py.None()),
+        }
+    }
+
+    fn open_container(
+        &mut self,
+        py: Python<'_>,
+        container: Bound<'_, PyAny>,
+        is_dict: bool,
+    ) -> PyResult<()> {
+        let container = container.unbind();
+        self.place(py, container.clone_ref(py))?;
+        self.stack.push(Open {
+            container,
+            is_dict,
+            member: Member::None,
+        });
+        Ok(())
+    }
+
+    fn scalar(&mut self, py: Python<'_>, value: Py<PyAny>) -> PyResult<()> {
+        self.place(py, value)?;
+        self.member_done();
         Ok(())
     }
 
     /// Puts a new value where the innermost container expects it (or at the root).
     fn place(&mut self, py: Python<'_>, value: Py<PyAny>) -> PyResult<()> {
-        let Some((container, key)) = self.stack.last_mut() else {
+        let Some(top) = self.stack.last_mut() else {
             self.root = Some(value);
             return Ok(());
         };
-        let container = container.bind(py);
-        match key.take() {
-            Some(k) => container.cast::<PyDict>()?.set_item(k, value),
-            None => {
-                let list = container.cast::<PyList>()?;
-                if let Some(segment) = self.segments.last_mut() {
-                    *segment = Some(list.len().to_string());
-                }
-                list.append(value)
+        let container = top.container.bind(py);
+        if top.is_dict {
+            match &top.member {
+                Member::Key(k) => container.cast::<PyDict>()?.set_item(k, value),
+                // The reader hands out a key before every member value.
+                _ => Ok(()),
+            }
+        } else {
+            let list = container.cast::<PyList>()?;
+            top.member = Member::Index(list.len());
+            list.append(value)
+        }
+    }
+
+    /// A member of the innermost object is complete: the path points at the object until the
+    /// next key (an array keeps its last index).
+    fn member_done(&mut self) {
+        if let Some(top) = self.stack.last_mut() {
+            if top.is_dict {
+                top.member = Member::None;
             }
         }
     }
 
-    /// A member of the innermost object is complete: the path points at the object until the next
-    /// key (a list keeps its last index).
-    fn member_done(&mut self, py: Python<'_>) {
-        if let (Some((container, _)), Some(segment)) = (self.stack.last(), self.segments.last_mut())
-        {
-            if container.bind(py).is_instance_of::<PyDict>() {
-                *segment = None;
-            }
-        }
-    }
-
-    /// Where the text read last ended: the JSON Pointer of the innermost member being written.
-    fn path(&self) -> Option<String> {
-        if self.reader.is_broken() {
-            return None;
-        }
-        Some(
-            self.segments
-                .iter()
-                .flatten()
-                .map(|s| format!("/{s}"))
-                .collect(),
-        )
-    }
-
-    /// Writes the open string's text into its container (O(its length)).
+    /// Puts the open string's text in its container (O(its length)), if it is not there yet.
     fn show_open_string(&mut self, py: Python<'_>) -> PyResult<()> {
-        let (Some((text, shown)), Some((container, _))) = (&mut self.open, self.stack.last())
-        else {
+        let Some(open) = &mut self.open else {
             return Ok(());
         };
-        if *shown {
+        if open.shown {
             return Ok(());
         }
-        *shown = true;
-        let value = PyString::new(py, text);
-        let container = container.bind(py);
-        match &self.open_at {
-            Some(key) => container.cast::<PyDict>()?.set_item(key, value),
+        let value = PyString::new(py, &open.text).into_any().unbind();
+        open.shown = true;
+        if !std::mem::replace(&mut open.placed, true) {
+            return self.place(py, value);
+        }
+        match self.stack.last() {
             None => {
-                let list = container.cast::<PyList>()?;
-                list.set_item(list.len() - 1, value)
+                self.root = Some(value); // the arguments are one string
+                Ok(())
+            }
+            Some(top) => {
+                let container = top.container.bind(py);
+                match &top.member {
+                    Member::Key(k) => container.cast::<PyDict>()?.set_item(k, value),
+                    Member::Index(i) => container.cast::<PyList>()?.set_item(*i, value),
+                    Member::None => Ok(()),
+                }
             }
         }
-    }
-
-    fn value<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.show_open_string(py)?;
-        Ok(self.root.as_ref().map(|r| r.bind(py).clone()))
     }
 }
 
@@ -426,7 +516,7 @@ impl ToolCallAccumulator {
             };
             let (index, id) = self.core.call_key(slot);
             let path = if kind == "arguments" {
-                self.catch_up(py, slot)?.path()
+                self.catch_up(py, slot)?.path(py)
             } else {
                 None
             };
@@ -589,6 +679,21 @@ impl ToolCallAccumulator {
         Ok(())
     }
 
+    /// The live view's value of an assembled call, when it holds exactly its arguments: all of
+    /// the text read, strict JSON (nothing repaired), one whole object.
+    fn whole_view<'py>(
+        &self,
+        py: Python<'py>,
+        call: &toolmend_core::stream::AssembledCall,
+    ) -> Option<Bound<'py, PyAny>> {
+        let view = self.views.get(call.slot)?;
+        let whole = call.repairs.is_empty()
+            && view.fed == call.raw_arguments.len()
+            && view.reader.is_complete();
+        let root = view.built.root.as_ref()?.bind(py);
+        (whole && root.is_instance_of::<PyDict>()).then(|| root.clone())
+    }
+
     fn check(
         &self,
         py: Python<'_>,
@@ -601,9 +706,14 @@ impl ToolCallAccumulator {
         for call in assembled {
             let candidate = match call {
                 Ok(c) => Candidate {
-                    id: c.id.map(|id| PyString::new(py, &id)),
+                    id: c.id.as_deref().map(|id| PyString::new(py, id)),
                     name: Some(PyString::new(py, &c.name).into_any()),
-                    arguments: Some(Some(PyString::new(py, &c.arguments).into_any())),
+                    // Valid arguments that the live view has read whole are not read again.
+                    arguments: Some(Some(
+                        self.whole_view(py, &c)
+                            .unwrap_or_else(|| PyString::new(py, &c.arguments).into_any()),
+                    )),
+                    raw: Some(PyString::new(py, &c.raw_arguments).into_any()),
                     index: c.index,
                     source: "stream",
                     log: c.repairs,
@@ -613,6 +723,7 @@ impl ToolCallAccumulator {
                     id: f.id.map(|id| PyString::new(py, &id)),
                     name: Some(PyString::new(py, &f.name).into_any()),
                     arguments: Some(Some(PyString::new(py, &f.raw_arguments).into_any())),
+                    raw: None,
                     index: f.index,
                     source: "stream",
                     log: Vec::new(),

@@ -187,10 +187,15 @@ impl TextCallParser {
             while !self.buffer.is_char_boundary(from) {
                 from -= 1;
             }
-            let closed_at = block
+            // Where the closing marker starts and ends, if it came.
+            let marker = block
                 .close
                 .iter()
-                .filter_map(|c| self.buffer[from..].find(c).map(|at| from + at + c.len()))
+                .filter_map(|c| {
+                    self.buffer[from..]
+                        .find(c)
+                        .map(|at| (from + at, from + at + c.len()))
+                })
                 .min();
             if block.value_from.is_none() {
                 // The value starts at a bracket that opens the body, or else at the first brace
@@ -212,14 +217,17 @@ impl TextCallParser {
                     block.searched = v;
                 }
             }
-            let end = closed_at.or_else(|| {
-                let value_from = block.value_from?;
+            // A whole JSON value ends the block where the format has no closing marker, or where
+            // what follows the value is not its (optional) closing marker. The same rule holds
+            // whether the marker has arrived yet or not, so any split of the text reads alike.
+            let value_end = block.value_from.and_then(|value_from| {
                 block
                     .scan
                     .feed(&self.buffer.as_bytes()[block.searched.max(value_from)..]);
-                // A whole JSON value ends the block where the format has no closing marker, or
-                // where what follows the value is not its (optional) closing marker.
                 let value_end = value_from + block.scan.closed_at()?;
+                if marker.is_some_and(|(start, _)| start < value_end) {
+                    return None; // the marker closed the block before the value did
+                }
                 let after = self.buffer[value_end..].trim_start();
                 let may_close = block
                     .close
@@ -227,8 +235,16 @@ impl TextCallParser {
                     .any(|c| c.starts_with(after) || after.starts_with(c));
                 (block.close.is_empty() || (!after.is_empty() && !may_close)).then_some(value_end)
             });
+            let end = value_end.or(marker.map(|(_, end)| end));
             block.searched = self.buffer.len();
             match end {
+                // A block longer than max_buffer is text, whether its end came in the same token
+                // or never.
+                Some(end) if end > self.max_buffer => {
+                    self.block = None;
+                    events.push(TextEvent::Text(std::mem::take(&mut self.buffer)));
+                    return events;
+                }
                 Some(end) => {
                     let block: String = self.buffer.drain(..end).collect();
                     self.block = None;

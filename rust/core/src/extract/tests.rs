@@ -356,3 +356,31 @@ fn an_oversize_or_empty_block_is_given_back_as_text() {
     assert!(found.is_empty());
     assert_eq!(shown, "```json\n{\"answer\": 42}\n```");
 }
+
+/// Found by the extract fuzz target: text between a fenced call's value and its closing fence
+/// was dropped when the fence came in the same piece, and given back when it came later.
+#[test]
+fn text_after_a_fenced_value_reads_alike_whole_or_streamed() {
+    let text = "```json\n{\"name\": \"g\", \"parameters\": {\"a\": [1]}}\u{4}\0\0\n```";
+    let (streamed_calls, streamed_text) = streamed(text);
+    let mut parser = TextCallParser::new(Limits::default(), 50_000);
+    let mut whole_text = String::new();
+    let mut whole_calls = Vec::new();
+    for event in parser.feed(text).into_iter().chain(parser.flush()) {
+        match event {
+            TextEvent::Text(t) => whole_text.push_str(&t),
+            TextEvent::Calls(found) => {
+                whole_calls.extend(found.into_iter().map(|c| (c.name, c.arguments)))
+            }
+        }
+    }
+    assert_eq!(
+        whole_calls,
+        vec![(Some("g".into()), Some("{\"a\":[1]}".into()))]
+    );
+    assert_eq!(
+        (whole_calls, whole_text.as_str()),
+        (streamed_calls, streamed_text.as_str())
+    );
+    assert_eq!(whole_text, "\u{4}\0\0\n```");
+}
