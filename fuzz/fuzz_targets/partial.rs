@@ -8,18 +8,18 @@ use libfuzzer_sys::fuzz_target;
 mod common;
 use toolmend_core::partial::{Reader, Token};
 
-fn read(pieces: &[&str]) -> (Vec<Token>, bool) {
+fn read(pieces: &[&str]) -> (Vec<Token<'static>>, bool) {
     let mut reader = Reader::default();
     let mut out = Vec::new();
     for piece in pieces {
         reader.feed(piece, &mut out);
     }
     // String text is handed out per piece: join runs so that splits compare equal.
-    let mut merged: Vec<Token> = Vec::new();
+    let mut merged: Vec<Token<'static>> = Vec::new();
     for token in out {
         if let (Token::StringText(new), Some(Token::StringText(old))) = (&token, merged.last_mut())
         {
-            old.push_str(new);
+            old.to_mut().push_str(new);
             continue;
         }
         merged.push(token);

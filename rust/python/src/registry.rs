@@ -339,9 +339,11 @@ impl PyToolRegistry {
     ) -> PyResult<Result<Py<PyAny>, Vec<Violation>>> {
         let limits = *self.inner.limits();
         if let Some(bytes) = text_bytes(args)? {
-            // Small valid arguments: built into Python objects once (orjson), checked in place.
-            let small = bytes.len() < RELEASE_GIL_AT && bytes.len() <= limits.max_size;
-            if small && !exceeds_depth(&bytes, limits.max_depth) {
+            // Valid arguments: built into Python objects once (orjson), checked in place. The
+            // objects are the result, so this is the least work at any size; building a serde
+            // Value to validate without the GIL costs more than the objects themselves.
+            let fits = bytes.len() <= limits.max_size;
+            if fits && !exceeds_depth(&bytes, limits.max_depth) {
                 if let (Some(validator), Some(value)) =
                     (in_place_validator(tool), orjson_loads(py, args)?)
                 {
@@ -377,11 +379,9 @@ impl PyToolRegistry {
             return Ok(Err(vec![violation]));
         }
         let size = limits.max_size - budget.bytes;
-        if size < RELEASE_GIL_AT {
-            if let Some(validator) = in_place_validator(tool) {
-                if validator.is_valid(args.as_borrowed()) {
-                    return Ok(Ok(args.clone().unbind()));
-                }
+        if let Some(validator) = in_place_validator(tool) {
+            if validator.is_valid(args.as_borrowed()) {
+                return Ok(Ok(args.clone().unbind()));
             }
         }
         // Large or invalid: converted once, validated (GIL released when large), errors mapped.
