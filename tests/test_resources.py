@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
 import textwrap
 import threading
+import time
+from typing import Callable
+
+import pytest
 
 import toolmend
 
@@ -23,13 +28,14 @@ def _repair_and_validate(text: str, registry: toolmend.ToolRegistry, out: list[o
     out.append((result.json, registry.try_validate("write", result.json).ok))
 
 
-def test_threads_repairing_and_validating_at_once_give_identical_results() -> None:
-    # Only results are asserted. Issue 9 also asks that two threads finish faster than one doing the
-    # work twice: on the release build they do not reliably (0.83-0.88x for repair alone, no overlap
-    # with validation, whose Python objects are built under the GIL), so a timing bound here failed
-    # CI. The closing note records it as open.
+def _registry() -> toolmend.ToolRegistry:
     registry = toolmend.ToolRegistry(max_size=1 << 21)
     registry.register("write", {"type": "object", "properties": {"path": {"type": "string"}, "records": {"type": "array"}}})
+    return registry
+
+
+def test_threads_repairing_and_validating_at_once_give_identical_results() -> None:
+    registry = _registry()
     expected: list[object] = []
     _repair_and_validate(BIG_BROKEN, registry, expected)
     assert expected[0][1] is True  # type: ignore[index]
@@ -41,6 +47,45 @@ def test_threads_repairing_and_validating_at_once_give_identical_results() -> No
         for t in pool:
             t.join()
         assert out == expected * 4
+
+
+def _twice(work: Callable[[], object], threads: int) -> float:
+    """Seconds for two runs of `work`: one after the other, or in two threads at once."""
+    t0 = time.perf_counter()
+    if threads == 1:
+        work()
+        work()
+    else:
+        pool = [threading.Thread(target=work) for _ in range(2)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+    return time.perf_counter() - t0
+
+
+def test_two_threads_repairing_and_validating_finish_before_one_doing_it_twice() -> None:
+    # The repair pass runs without the GIL; building the arguments' Python objects (the validation
+    # result) needs it. Two threads overlap the first part, so they must beat one thread doing both
+    # twice. The bound is the issue's own (faster at all), not a fraction: machines are noisy.
+    registry = _registry()
+
+    def ours() -> object:
+        return _repair_and_validate(BIG_BROKEN, registry, [])
+
+    # The control: hashing, which CPython runs with the GIL released. If it cannot overlap either,
+    # the machine has no idle core right now and nothing can be learnt about the GIL here.
+    data = b"x" * (16 << 20)
+
+    def control() -> object:
+        return hashlib.sha256(data).digest()
+
+    rounds = [(_twice(ours, 1), _twice(ours, 2), _twice(control, 1), _twice(control, 2)) for _ in range(5)]
+    one, two = min(r[0] for r in rounds), min(r[1] for r in rounds)
+    control_ratio = min(r[3] for r in rounds) / min(r[2] for r in rounds)
+    if control_ratio >= 0.8:
+        pytest.skip(f"no idle core to overlap on: even hashing runs at {control_ratio:.2f}x in two threads")
+    assert two < one, f"two threads {two * 1e3:.1f} ms, one thread twice {one * 1e3:.1f} ms"
 
 
 def test_a_megabyte_costs_a_bounded_multiple_of_itself() -> None:

@@ -308,11 +308,17 @@ impl LiveView {
                 Member::Key(k) => {
                     path.push('/');
                     let key = k.bind(py).to_cow().unwrap_or_default();
-                    path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    for c in key.chars() {
+                        match c {
+                            '~' => path.push_str("~0"),
+                            '/' => path.push_str("~1"),
+                            c => path.push(c),
+                        }
+                    }
                 }
                 Member::Index(i) => {
-                    path.push('/');
-                    path.push_str(&i.to_string());
+                    use std::fmt::Write;
+                    let _ = write!(path, "/{i}");
                 }
             }
         }
