@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,3 +72,48 @@ def test_any_bytes_give_a_result_or_a_coded_error(data: bytes) -> None:
     else:
         assert result.error is not None and result.error.code.startswith("TLP-")
         assert result.error.message and result.error.suggestion
+
+
+# ---- validation is deterministic across threads ----------------------------------------------------
+
+WRITE_FILE = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "pattern": "^[a-z/._-]+$", "maxLength": 32},
+        "content": {"type": "string"},
+        "mode": {"enum": ["overwrite", "append"]},
+        "lines": {"type": "array", "items": {"type": "integer", "minimum": 0}, "maxItems": 4},
+    },
+    "required": ["path", "content"],
+    "additionalProperties": False,
+}
+arguments = st.dictionaries(
+    st.sampled_from(["path", "content", "mode", "lines", "extra"]),
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=40) | st.lists(st.integers(-2, 9), max_size=6),
+    max_size=5,
+)
+
+
+def _outcome(registry: toolmend.ToolRegistry, args: object) -> tuple[object, ...]:
+    result = registry.try_validate("write_file", args)
+    return (result.ok, result.value, tuple((e.path, e.code, e.message, e.expected, e.actual) for e in result.errors))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(arguments, min_size=1, max_size=8), st.booleans())
+def test_validation_is_deterministic_across_threads(batch: list[dict[str, object]], as_text: bool) -> None:
+    registry = toolmend.ToolRegistry()
+    registry.register("write_file", WRITE_FILE)
+    inputs = [json.dumps(a) if as_text else a for a in batch]
+    expected = [_outcome(registry, a) for a in inputs]
+    seen: list[list[tuple[object, ...]]] = []
+
+    def work() -> None:
+        seen.append([_outcome(registry, a) for a in inputs])
+
+    pool = [threading.Thread(target=work) for _ in range(4)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    assert seen == [expected] * 4
