@@ -353,3 +353,14 @@ def test_argument_events_carry_the_path_they_ended_in() -> None:
     loose = ToolCallAccumulator()
     (event,) = loose.feed(ToolCallDelta(0, arguments="{'a': 1"))[-1:]
     assert event.kind == "arguments" and event.path is None
+
+
+@pytest.mark.parametrize("size", [1, 4, 200])
+def test_text_call_parser_takes_no_call_from_thinking(size: int) -> None:
+    reply = (
+        '<think>I could call <tool_call>{"name": "x", "arguments": {}}</tool_call> maybe</think>'
+        'Answer <tool_call>{"name": "y", "arguments": {}}</tool_call>'
+    )
+    text, calls = run_tokens(TextCallParser(), [reply[i : i + size] for i in range(0, len(reply), size)])
+    assert [c.name for c in calls] == ["y"]
+    assert text.startswith("<think>I could call <tool_call>") and text.endswith("</think>Answer ")

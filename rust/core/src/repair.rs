@@ -2103,11 +2103,18 @@ mod tests {
     fn positions_refer_to_the_input_after_invalid_utf8_or_unescaping() {
         let positions = |input: &[u8]| -> Vec<(RepairKind, usize)> {
             let repaired = repair(input, &Limits::default()).unwrap();
-            repaired.repairs.iter().map(|r| (r.kind, r.position)).collect()
+            repaired
+                .repairs
+                .iter()
+                .map(|r| (r.kind, r.position))
+                .collect()
         };
         let kinds = positions(b"{\"a\xff\xfe\": 'x', \"b\": }}");
         assert_eq!(kinds[1], (RepairKind::SingleQuotes, 8));
-        assert_eq!(kinds.iter().map(|k| k.1).collect::<Vec<_>>(), [3, 8, 18, 19]);
+        assert_eq!(
+            kinds.iter().map(|k| k.1).collect::<Vec<_>>(),
+            [3, 8, 18, 19]
+        );
         let err = repair(b"\xff\xff\xff\xff :", &Limits::default()).unwrap_err();
         assert!(err.position <= 6, "position {}", err.position);
         // One level of escaping taken off: `{\"a\": 'x'}` -> `{"a": 'x'}`.

@@ -109,6 +109,8 @@ pub struct TextCallParser {
     max_buffer: usize,
     buffer: String,
     block: Option<Block>,
+    /// Inside `<think>`: the marker that ends it. Nothing in thinking is a call.
+    thinking: Option<&'static str>,
 }
 
 /// A block being read: from an opening marker to its end.
@@ -132,6 +134,7 @@ impl TextCallParser {
             max_buffer,
             buffer: String::new(),
             block: None,
+            thinking: None,
         }
     }
 
@@ -139,6 +142,25 @@ impl TextCallParser {
         self.buffer.push_str(token);
         let mut events = Vec::new();
         loop {
+            if let Some(close) = self.thinking {
+                // Thinking is text up to its closing marker, held back only while the marker may
+                // be arriving; nothing inside it is a call.
+                let (end, closed) = match self.buffer.find(close) {
+                    Some(at) => (at + close.len(), true),
+                    None => (
+                        self.buffer.len() - close_prefix_len(&self.buffer, close),
+                        false,
+                    ),
+                };
+                let text: String = self.buffer.drain(..end).collect();
+                if !text.is_empty() {
+                    events.push(TextEvent::Text(text));
+                }
+                if !closed {
+                    return events;
+                }
+                self.thinking = None;
+            }
             let Some(block) = &mut self.block else {
                 match formats::first_opening(&self.buffer) {
                     Some(opening) if opening.is_strip => {
@@ -149,9 +171,10 @@ impl TextCallParser {
                         self.buffer.drain(..opening.end - opening.start);
                     }
                     Some(opening) if opening.is_think => {
-                        // Thinking is text: hand it out up to the marker's end and go on.
+                        // Thinking is text: hand it out up to the marker's end, then up to its close.
                         let text: String = self.buffer.drain(..opening.end).collect();
                         events.push(TextEvent::Text(text));
+                        self.thinking = opening.close.first().copied();
                     }
                     Some(opening) => {
                         let text: String = self.buffer.drain(..opening.start).collect();
@@ -263,6 +286,7 @@ impl TextCallParser {
 
     /// The end of the text: a block still open is read as it is (repaired where cut off).
     pub fn flush(&mut self) -> Vec<TextEvent> {
+        self.thinking = None;
         let rest = std::mem::take(&mut self.buffer);
         let was_block = self.block.take().is_some();
         if rest.is_empty() {
@@ -278,6 +302,7 @@ impl TextCallParser {
     pub fn reset(&mut self) {
         self.buffer.clear();
         self.block = None;
+        self.thinking = None;
     }
 
     fn read_block(&self, block: String) -> Vec<TextEvent> {
@@ -291,4 +316,17 @@ impl TextCallParser {
         }
         events
     }
+}
+
+/// The longest end of `text` that is the start of `marker` (it may be completed by the next token).
+fn close_prefix_len(text: &str, marker: &str) -> usize {
+    (1..marker.len().min(text.len()) + 1)
+        .rev()
+        .find(|&n| {
+            text.is_char_boundary(text.len() - n)
+                && marker
+                    .as_bytes()
+                    .starts_with(&text.as_bytes()[text.len() - n..])
+        })
+        .unwrap_or(0)
 }

@@ -317,6 +317,8 @@ fn streamed_text_gives_the_calls_of_the_whole_text() {
         "<|python_tag|>{\"name\": \"a\", \"parameters\": {\"x\": 1}}",
         "<think>hmm <tool_call> maybe</think>Plain answer with a < sign and [brackets].",
         "<tool_call>{\"name\": \"cut\", \"arguments\": {\"x\": [1, 2",
+        // A call written inside thinking is thinking, not a call.
+        "<think>I could call <tool_call>{\"name\": \"x\", \"arguments\": {}}</tool_call></think>Then <tool_call>{\"name\": \"y\", \"arguments\": {}}</tool_call>",
     ] {
         let whole = calls(text);
         let (streamed_calls, shown) = streamed(text);
