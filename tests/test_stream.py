@@ -286,6 +286,18 @@ def test_repaired_or_cut_off_arguments_are_read_again_not_taken_from_the_view() 
     assert [r.kind for r in call.repairs] != []
 
 
+@pytest.mark.parametrize("arguments", ['{"a": "x\u0001y"}', '{"a": "\\ud800"}', '{"a": "\\udc00 x"}'])
+def test_text_the_strict_validator_refuses_is_repaired_not_taken_from_the_view(arguments: str) -> None:
+    # Raw control characters and lone surrogates: the live view stops reading them as strict JSON,
+    # so completion goes through the repair pass and logs what it mended.
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="f"))
+    acc.extend_arguments(0, arguments)
+    (call,) = acc.finish().calls
+    assert call.repairs and call.raw_arguments == arguments
+    assert list(call.arguments) == ["a"]
+
+
 def test_a_view_taken_as_arguments_is_still_validated() -> None:
     registry = ToolRegistry()
     registry.register("f", {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})

@@ -7,6 +7,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "common.rs"]
 mod common;
 use toolmend_core::partial::{Reader, Token};
+use toolmend_core::{validate, Limits};
 
 fn read(pieces: &[&str]) -> (Vec<Token<'static>>, bool) {
     let mut reader = Reader::default();
@@ -35,6 +36,21 @@ fuzz_target!(|data: &[u8]| {
     let whole = read(&[&text]);
     if common::strict_json(text.as_bytes()) {
         assert!(!whole.1, "strict JSON broke the reader");
+    }
+    // What the reader completes, the strict validator accepts (the stream relies on it to skip
+    // validating arguments twice).
+    let mut reader = Reader::default();
+    reader.feed(&text, &mut Vec::new());
+    if reader.is_complete() {
+        let limits = Limits {
+            max_depth: usize::MAX,
+            timeout_ms: 0,
+            ..Limits::default()
+        };
+        assert!(
+            validate(text.as_bytes(), &limits).is_ok(),
+            "the reader completed what validate refuses"
+        );
     }
     // Pieces of 1 + (cuts % 16) bytes, moved to char boundaries.
     let step = 1 + (cuts as usize % 16);

@@ -267,11 +267,17 @@ impl Reader {
             let run_end = found.unwrap_or(bytes.len());
             let run = &piece[i..run_end];
             let closes = found.is_some_and(|at| bytes[at] == b'"');
+            // Strict JSON: no raw control characters, and a high surrogate escape is followed by
+            // a low one. What this reader completes, the strict validator accepts.
+            if (self.high_surrogate.is_some() && (closes || !run.is_empty()))
+                || run.bytes().any(|b| b < 0x20)
+            {
+                self.broken = true;
+                return bytes.len();
+            }
             // A key read whole from this piece is lent as it is; any other is gathered.
-            let lend_key =
-                is_key && closes && self.text.is_empty() && self.high_surrogate.is_none();
+            let lend_key = is_key && closes && self.text.is_empty();
             if !run.is_empty() {
-                self.flush_surrogate();
                 if is_key {
                     if !lend_key {
                         self.text.push_str(run);
@@ -290,7 +296,6 @@ impl Reader {
                 continue;
             }
             self.in_string = None;
-            self.flush_surrogate();
             if is_key {
                 if lend_key {
                     sink(Token::Key(Cow::Borrowed(run)));
@@ -307,13 +312,6 @@ impl Reader {
             return i;
         }
         i
-    }
-
-    /// A high surrogate not followed by a low one stands for U+FFFD.
-    fn flush_surrogate(&mut self) {
-        if self.high_surrogate.take().is_some() {
-            self.text.push('\u{fffd}');
-        }
     }
 
     fn escape_byte(&mut self, b: u8) -> bool {
@@ -337,7 +335,9 @@ impl Reader {
                     }
                     _ => return false,
                 };
-                self.flush_surrogate();
+                if self.high_surrogate.is_some() {
+                    return false; // a high surrogate not followed by a low one
+                }
                 self.text.push(c);
                 self.escape = Escape::None;
                 true
@@ -360,18 +360,10 @@ impl Reader {
                         let c = 0x10000 + ((high - 0xD800) << 10) + (value - 0xDC00);
                         self.text.push(char::from_u32(c).unwrap_or('\u{fffd}'));
                     }
-                    (previous, 0xD800..=0xDBFF) => {
-                        if previous.is_some() {
-                            self.text.push('\u{fffd}');
-                        }
-                        self.high_surrogate = Some(value);
-                    }
-                    (previous, _) => {
-                        if previous.is_some() {
-                            self.text.push('\u{fffd}');
-                        }
-                        self.text.push(char::from_u32(value).unwrap_or('\u{fffd}'));
-                    }
+                    // A high surrogate not followed by a low one, or a low one alone.
+                    (Some(_), _) | (None, 0xDC00..=0xDFFF) => return false,
+                    (None, 0xD800..=0xDBFF) => self.high_surrogate = Some(value),
+                    (None, _) => self.text.push(char::from_u32(value).unwrap_or('\u{fffd}')),
                 }
                 true
             }
@@ -491,6 +483,12 @@ mod tests {
             "[tru]",
             "{\"a\": \"\\x\"}",
             "{} x",
+            // What the strict validator refuses: control characters, lone surrogates.
+            "[\"a\u{1}b\"]",
+            "[\"\\ud800\"]",
+            "[\"\\ud800x\"]",
+            "[\"\\ud800\\n\"]",
+            "[\"\\udc00\"]",
         ] {
             let (_, broken) = tokens_in_pieces(&[text, " "]);
             assert!(broken, "{text}");

@@ -348,13 +348,26 @@ impl Accumulator {
     /// The complete calls not yet handed out, in index order (then arrival order); calls before
     /// an open one wait for it, so calls come out in order. Their arguments are repaired here.
     pub fn take_completed(&mut self) -> Vec<Result<AssembledCall, FailedCall>> {
+        self.take_completed_with(|_, _| false)
+    }
+
+    /// `take_completed`, told by `known_valid(slot, arguments)` which arguments the caller has
+    /// read as strict JSON already (an incremental reader that completed them): those are not
+    /// validated again.
+    pub fn take_completed_with(
+        &mut self,
+        known_valid: impl Fn(usize, &str) -> bool,
+    ) -> Vec<Result<AssembledCall, FailedCall>> {
         let mut order: Vec<usize> = (0..self.calls.len()).collect();
         order.sort_by_key(|&s| (self.calls[s].index, s));
         let mut out = Vec::new();
         for slot in order {
             match self.calls[slot].state {
                 State::Open => break,
-                State::Complete | State::Failed => out.push(self.assemble(slot)),
+                State::Complete | State::Failed => {
+                    let valid = known_valid(slot, &self.calls[slot].arguments);
+                    out.push(self.assemble(slot, valid));
+                }
                 State::Taken => {}
             }
             self.calls[slot].state = State::Taken;
@@ -364,8 +377,16 @@ impl Accumulator {
 
     /// The stream ended: every call that is left, complete or not, repaired where cut off.
     pub fn finish(&mut self) -> Vec<Result<AssembledCall, FailedCall>> {
+        self.finish_with(|_, _| false)
+    }
+
+    /// `finish`, with `known_valid` as for `take_completed_with`.
+    pub fn finish_with(
+        &mut self,
+        known_valid: impl Fn(usize, &str) -> bool,
+    ) -> Vec<Result<AssembledCall, FailedCall>> {
         self.end_of_turn();
-        self.take_completed()
+        self.take_completed_with(known_valid)
     }
 
     /// The arguments text so far of the call in `slot`.
@@ -384,7 +405,7 @@ impl Accumulator {
         self.by_index.get(&index).copied()
     }
 
-    fn assemble(&self, slot: usize) -> Result<AssembledCall, FailedCall> {
+    fn assemble(&self, slot: usize, known_valid: bool) -> Result<AssembledCall, FailedCall> {
         let call = &self.calls[slot];
         let failed = |code, message: String, position, suggestion| FailedCall {
             index: call.index,
@@ -404,23 +425,30 @@ impl Accumulator {
         } else {
             call.arguments.as_str()
         };
-        match repair(text.as_bytes(), &self.limits) {
-            Ok(r) => Ok(AssembledCall {
-                slot,
-                index: call.index,
-                id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: r.json.into_owned(),
-                raw_arguments: call.arguments.clone(),
-                repairs: r.repairs,
-            }),
-            Err(e) => Err(failed(
-                e.code(),
-                format!("Arguments could not be parsed: {e}"),
-                Some(e.position),
-                e.suggestion(),
-            )),
-        }
+        let (arguments, repairs) = if known_valid {
+            (text.to_owned(), Vec::new())
+        } else {
+            match repair(text.as_bytes(), &self.limits) {
+                Ok(r) => (r.json.into_owned(), r.repairs),
+                Err(e) => {
+                    return Err(failed(
+                        e.code(),
+                        format!("Arguments could not be parsed: {e}"),
+                        Some(e.position),
+                        e.suggestion(),
+                    ))
+                }
+            }
+        };
+        Ok(AssembledCall {
+            slot,
+            index: call.index,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments,
+            raw_arguments: call.arguments.clone(),
+            repairs,
+        })
     }
 }
 

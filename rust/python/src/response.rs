@@ -202,8 +202,8 @@ pub(crate) struct Candidate<'py> {
     pub(crate) name: Option<Bound<'py, PyAny>>,
     /// None: the call has no function at all (TLP-001).
     pub(crate) arguments: Option<Option<Bound<'py, PyAny>>>,
-    /// The arguments as received, where `arguments` holds them already read (a stream's live
-    /// view); None means they are `arguments`.
+    /// The arguments as received, where `arguments` holds them already read and held to the
+    /// limits (a stream's live view); None means they are `arguments`.
     pub(crate) raw: Option<Bound<'py, PyAny>>,
     pub(crate) index: usize,
     pub(crate) source: &'static str,
@@ -375,7 +375,10 @@ impl<'a, 'py> Pipeline<'a, 'py> {
                 .is_some_and(|r| *r.inner.limits() == self.limits_no_deadline());
         let (value, log) = match arguments {
             None => (PyDict::new(py).into_any(), Vec::new()),
-            Some(a) if a.is_instance_of::<PyDict>() && registry_walks => (a.clone(), Vec::new()),
+            // No walk for the limits where the registry walks anyway or the stream held them.
+            Some(a) if a.is_instance_of::<PyDict>() && (registry_walks || c.raw.is_some()) => {
+                (a.clone(), Vec::new())
+            }
             Some(a) if a.is_instance_of::<PyDict>() => {
                 let mut budget = Budget {
                     bytes: self.limits.max_size,

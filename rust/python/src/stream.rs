@@ -186,7 +186,10 @@ impl ToolCallAccumulator {
     /// The calls that are complete and not yet handed out, in index order, checked like
     /// parse_response's (errors for those that fail).
     fn completed(&mut self, py: Python<'_>) -> PyResult<ParseResult> {
-        let assembled = self.core.take_completed();
+        let views = &self.views;
+        let assembled = self
+            .core
+            .take_completed_with(|slot, text| read_whole(views, slot, text));
         self.check(py, assembled)
     }
 
@@ -197,7 +200,10 @@ impl ToolCallAccumulator {
             let mut events = Vec::new();
             self.feed_line(py, &line, &mut events)?;
         }
-        let assembled = self.core.finish();
+        let views = &self.views;
+        let assembled = self
+            .core
+            .finish_with(|slot, text| read_whole(views, slot, text));
         self.check(py, assembled)
     }
 
@@ -463,6 +469,14 @@ impl Built {
     }
 }
 
+/// True when the live view of `slot` has read all of `text` and found it one whole strict JSON
+/// value (what the reader completes, the strict validator accepts).
+fn read_whole(views: &[LiveView], slot: usize, text: &str) -> bool {
+    views
+        .get(slot)
+        .is_some_and(|view| view.fed == text.len() && view.reader.is_complete())
+}
+
 /// A JSON number as Python's int or float (ints of any size, as json.loads reads them).
 fn number(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     if !text.contains(['.', 'e', 'E']) {
@@ -692,12 +706,11 @@ impl ToolCallAccumulator {
         py: Python<'py>,
         call: &toolmend_core::stream::AssembledCall,
     ) -> Option<Bound<'py, PyAny>> {
-        let view = self.views.get(call.slot)?;
-        let whole = call.repairs.is_empty()
-            && view.fed == call.raw_arguments.len()
-            && view.reader.is_complete();
-        let root = view.built.root.as_ref()?.bind(py);
-        (whole && root.is_instance_of::<PyDict>()).then(|| root.clone())
+        if !call.repairs.is_empty() || !read_whole(&self.views, call.slot, &call.raw_arguments) {
+            return None;
+        }
+        let root = self.views[call.slot].built.root.as_ref()?.bind(py);
+        root.is_instance_of::<PyDict>().then(|| root.clone())
     }
 
     fn check(
