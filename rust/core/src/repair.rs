@@ -420,6 +420,10 @@ struct Engine<'a, const STRICT: bool> {
     /// Output offset and input offset of the last comma written, for trailing-comma removal.
     last_comma: (usize, usize),
     max_depth: usize,
+    /// The deepest the stack has been, and the levels added around it in the output (one when
+    /// several root values are wrapped in an array): the output nests no deeper than the limit.
+    deepest: usize,
+    wrapper_levels: usize,
     deadline: Deadline,
     steps: u32,
     /// The next string continues the one written last (`"a" + "b"`): no opening quote.
@@ -444,6 +448,8 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             repairs: Vec::new(),
             last_comma: (0, 0),
             max_depth: limits.max_depth,
+            deepest: 0,
+            wrapper_levels: 0,
             deadline,
             steps: 0,
             continues_string: false,
@@ -585,6 +591,11 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             };
             if another_value {
                 if !wrapped {
+                    // The array around the values is one more level: what was read must fit.
+                    if self.deepest + 1 > self.max_depth {
+                        return Err(self.too_deep(next));
+                    }
+                    self.wrapper_levels = 1;
                     self.repairs.push(Repair {
                         kind: RepairKind::ConcatenatedValues,
                         position: next,
@@ -685,20 +696,25 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     }
 
     fn open(&mut self, frame: Frame) -> Result<(), Error> {
-        if self.stack.len() >= self.max_depth {
-            return Err(Error {
-                kind: ErrorKind::TooDeep {
-                    limit: self.max_depth,
-                },
-                position: self.pos,
-            });
+        if self.stack.len() + self.wrapper_levels >= self.max_depth {
+            return Err(self.too_deep(self.pos));
         }
         match frame {
             Frame::Object | Frame::Brace => self.objects.push(self.stack.len()),
             Frame::Array => self.arrays.push(self.stack.len()),
         }
         self.stack.push(frame);
+        self.deepest = self.deepest.max(self.stack.len());
         Ok(())
+    }
+
+    fn too_deep(&self, position: usize) -> Error {
+        Error {
+            kind: ErrorKind::TooDeep {
+                limit: self.max_depth,
+            },
+            position,
+        }
     }
 
     fn pop(&mut self) -> Option<Frame> {
@@ -2066,6 +2082,34 @@ mod tests {
         let (json, kinds) = fix("Sure! Here you go: {\"a\": 1} Hope this helps.");
         assert_eq!(json, "{\"a\": 1}");
         assert_eq!(kinds, vec!["surrounding_text", "surrounding_text"]);
+    }
+
+    /// Found by the repair fuzz target: wrapping several root values in an array added a level
+    /// past the depth limit, so the output was refused when repaired again.
+    #[test]
+    fn wrapping_root_values_keeps_the_output_within_the_depth_limit() {
+        let limits = Limits {
+            max_depth: 3,
+            ..Limits::default()
+        };
+        let code = |text: &str| repair(text.as_bytes(), &limits).map(|r| r.json.into_owned());
+        assert_eq!(code("1 [[1]]").unwrap(), "[1, [[1]]]");
+        assert_eq!(
+            code("[[[1]]] [2]").unwrap_err().kind,
+            ErrorKind::TooDeep { limit: 3 }
+        );
+        assert_eq!(
+            code("1 [[[1]]]").unwrap_err().kind,
+            ErrorKind::TooDeep { limit: 3 }
+        );
+        for text in ["NaN}[[[", "1 [[", "[[1]] {\"a\": [2"] {
+            if let Ok(json) = code(text) {
+                assert!(
+                    repair(json.as_bytes(), &limits).is_ok(),
+                    "{text:?} -> {json:?}"
+                );
+            }
+        }
     }
 
     #[test]
