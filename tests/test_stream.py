@@ -298,6 +298,17 @@ def test_text_the_strict_validator_refuses_is_repaired_not_taken_from_the_view(a
     assert list(call.arguments) == ["a"]
 
 
+def test_an_int_python_will_not_convert_stops_the_view_without_raising() -> None:
+    # Python refuses int() of more than 4,300 digits: the view stops, the stream goes on.
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="f"))
+    events = acc.feed(ToolCallDelta(0, arguments='{"a": 1, "n": ' + "7" * 5000 + ', "b": 2'))
+    assert [e.kind for e in events] == ["arguments"] and events[0].path is None
+    acc.feed(ToolCallDelta(0, arguments="}"))
+    result = acc.finish()
+    assert len(result.calls) + len(result.errors) == 1
+
+
 def test_a_view_taken_as_arguments_is_still_validated() -> None:
     registry = ToolRegistry()
     registry.register("f", {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})

@@ -211,7 +211,8 @@ impl ToolCallAccumulator {
     /// included (None before any arguments). A live view: each call reads only the text that
     /// arrived since the last one; values already complete were built once and are kept in the
     /// same dict, and only the open string is rebuilt. The dict belongs to the accumulator: copy
-    /// it to keep it.
+    /// it to change it. When the call completes as strict JSON, this same dict becomes its
+    /// arguments (not read again from the text).
     fn partial<'py>(
         &mut self,
         py: Python<'py>,
@@ -221,7 +222,7 @@ impl ToolCallAccumulator {
             return Ok(None);
         };
         let view = self.catch_up(py, slot)?;
-        if !view.reader.is_broken() {
+        if view.is_live() {
             return view.value(py);
         }
         let text = self.core.arguments(slot).unwrap_or_default();
@@ -251,6 +252,8 @@ struct LiveView {
     /// Bytes of the call's arguments read so far.
     fed: usize,
     built: Built,
+    /// A value could not be built as a Python object; the view stopped there.
+    unbuildable: bool,
 }
 
 /// The objects of a live view and where the next value goes.
@@ -291,20 +294,29 @@ struct OpenString {
 }
 
 impl LiveView {
-    fn read(&mut self, py: Python<'_>, text: &str) -> PyResult<()> {
+    /// Reads more text. A value Python cannot hold (an int of more digits than Python converts)
+    /// stops the view, as text that is not strict JSON does: partial() then falls back to the
+    /// repair pass, and completion reads the text again.
+    fn read(&mut self, py: Python<'_>, text: &str) {
+        if self.unbuildable {
+            return;
+        }
         let built = &mut self.built;
-        let mut error = None;
+        let mut failed = false;
         self.reader.feed_with(text, |token| {
-            if error.is_none() {
-                error = built.apply(py, token).err();
-            }
+            failed = failed || built.apply(py, token).is_err();
         });
-        error.map_or(Ok(()), Err)
+        self.unbuildable = failed;
+    }
+
+    /// The view follows the text: strict JSON so far, every value built.
+    fn is_live(&self) -> bool {
+        !self.unbuildable && !self.reader.is_broken()
     }
 
     /// Where the text read last ended: the JSON Pointer of the innermost member being written.
     fn path(&self, py: Python<'_>) -> Option<String> {
-        if self.reader.is_broken() {
+        if !self.is_live() {
             return None;
         }
         let mut path = String::new();
@@ -474,7 +486,7 @@ impl Built {
 fn read_whole(views: &[LiveView], slot: usize, text: &str) -> bool {
     views
         .get(slot)
-        .is_some_and(|view| view.fed == text.len() && view.reader.is_complete())
+        .is_some_and(|view| view.fed == text.len() && view.is_live() && view.reader.is_complete())
 }
 
 /// A JSON number as Python's int or float (ints of any size, as json.loads reads them).
@@ -509,7 +521,7 @@ impl ToolCallAccumulator {
         if text.len() < view.fed {
             *view = LiveView::default(); // the buffer was freed (the call failed)
         }
-        view.read(py, &text[view.fed..])?;
+        view.read(py, &text[view.fed..]);
         view.fed = text.len();
         Ok(view)
     }

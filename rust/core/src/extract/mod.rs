@@ -264,9 +264,10 @@ impl TextCallParser {
                 // A block longer than max_buffer is text, whether its end came in the same token
                 // or never.
                 Some(end) if end > self.max_buffer => {
+                    // Text up to its end; what follows is read on (as when the block outgrows
+                    // the cap before its end arrives and later text is read afresh).
                     self.block = None;
-                    events.push(TextEvent::Text(std::mem::take(&mut self.buffer)));
-                    return events;
+                    events.push(TextEvent::Text(self.buffer.drain(..end).collect()));
                 }
                 Some(end) => {
                     let block: String = self.buffer.drain(..end).collect();

@@ -386,3 +386,31 @@ fn text_after_a_fenced_value_reads_alike_whole_or_streamed() {
     );
     assert_eq!(whole_text, "\u{4}\0\0\n```");
 }
+
+/// Found in review: a block over max_buffer that ended inside one token was given back together
+/// with the calls after it, which a split of the same text finds.
+#[test]
+fn calls_after_an_oversize_block_are_found_whole_or_streamed() {
+    let long = format!(
+        "<tool_call>{{\"name\":\"a\",\"arguments\":{{\"x\":\"{}\"}}}}</tool_call>",
+        "x".repeat(200)
+    );
+    let text = format!("{long}<tool_call>{{\"name\":\"b\",\"arguments\":{{}}}}</tool_call>");
+    let read = |pieces: &[&str]| {
+        let mut parser = TextCallParser::new(Limits::default(), 100);
+        let (mut shown, mut names) = (String::new(), Vec::new());
+        let mut events: Vec<TextEvent> = pieces.iter().flat_map(|p| parser.feed(p)).collect();
+        events.extend(parser.flush());
+        for event in events {
+            match event {
+                TextEvent::Text(t) => shown.push_str(&t),
+                TextEvent::Calls(found) => names.extend(found.into_iter().map(|c| c.name)),
+            }
+        }
+        (shown, names)
+    };
+    let whole = read(&[&text]);
+    assert_eq!(whole, (long.clone(), vec![Some("b".to_string())]));
+    let halves = text.split_at(150);
+    assert_eq!(read(&[halves.0, halves.1]), whole);
+}
