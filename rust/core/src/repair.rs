@@ -1145,6 +1145,9 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         }
         let content_start = self.pos + delim.open.len();
         let mut kept_quote = false;
+        // Where the output last stopped being a byte-for-byte copy of the source (an escape
+        // written out): a value cut back to an earlier comma must be a copy from there on.
+        let mut rewritten_at: Option<usize> = None;
         self.pos += delim.open.len();
         loop {
             let run = self.pos;
@@ -1167,7 +1170,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                     // string (`return {"a": 1, "b": 2}`) writes keys after commas too.
                     if let Some(comma) = self
                         .key_after_unclosed_value(content_start, i, delim)
-                        .filter(|_| !kept_quote)
+                        .filter(|&comma| !kept_quote && rewritten_at.map_or(true, |at| at < comma))
                     {
                         // `"city": "New York, "zip": 1`: the value ended at the comma.
                         self.repairs.push(Repair {
@@ -1190,9 +1193,17 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                     // Inside a string with other delimiters: escaped for the double-quoted output.
                     self.out.extend_from_slice(b"\\\"");
                     self.pos += 1;
+                    rewritten_at = Some(i);
                 }
-                b'\\' => self.escape(delim.close == b"'")?,
+                b'\\' => {
+                    let written = self.out.len();
+                    self.escape(delim.close == b"'")?;
+                    if self.out.len() - written != self.pos - i {
+                        rewritten_at = Some(i);
+                    }
+                }
                 0..=0x1F => {
+                    rewritten_at = Some(i);
                     self.fault(
                         RepairKind::ControlCharacter,
                         i,
@@ -2109,6 +2120,25 @@ mod tests {
                     "{text:?} -> {json:?}"
                 );
             }
+        }
+    }
+
+    /// Found by the repair fuzz target: a value cut back to an earlier comma was cut by its
+    /// length in the source, but escaped control characters had made it longer in the output:
+    /// the cut landed inside an escape and the output was not JSON.
+    #[test]
+    fn a_value_cut_back_to_a_comma_after_escapes_stays_json() {
+        for input in [
+            "{a\",\r\r\"\":",
+            "{\"a\": \"x,\t\"b\": 1}",
+            "{\"a\": 'x,\"\"b': 1}",
+        ] {
+            let repaired = repair(input.as_bytes(), &Limits::default()).unwrap();
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&repaired.json).is_ok(),
+                "{input:?} -> {:?}",
+                repaired.json
+            );
         }
     }
 
