@@ -1170,7 +1170,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                     // string (`return {"a": 1, "b": 2}`) writes keys after commas too.
                     if let Some(comma) = self
                         .key_after_unclosed_value(content_start, i, delim)
-                        .filter(|&comma| !kept_quote && rewritten_at.map_or(true, |at| at < comma))
+                        .filter(|&comma| !kept_quote && rewritten_at.is_none_or(|at| at < comma))
                     {
                         // `"city": "New York, "zip": 1`: the value ended at the comma.
                         self.repairs.push(Repair {
