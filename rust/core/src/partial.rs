@@ -269,9 +269,16 @@ impl Reader {
             let closes = found.is_some_and(|at| bytes[at] == b'"');
             // Strict JSON: no raw control characters, and a high surrogate escape is followed by
             // a low one. What this reader completes, the strict validator accepts.
-            if (self.high_surrogate.is_some() && (closes || !run.is_empty()))
-                || run.bytes().any(|b| b < 0x20)
-            {
+            if self.high_surrogate.is_some() && (closes || !run.is_empty()) {
+                self.broken = true;
+                return bytes.len();
+            }
+            if let Some(bad) = run.bytes().position(|b| b < 0x20) {
+                // The text before it goes out as it would have in a piece that ended there.
+                if !is_key && bad > 0 {
+                    self.emit_text(sink);
+                    sink(Token::StringText(Cow::Borrowed(&run[..bad])));
+                }
                 self.broken = true;
                 return bytes.len();
             }
@@ -471,6 +478,23 @@ mod tests {
         out.clear();
         reader.feed("    return 1", &mut out);
         assert_eq!(out, vec![Token::StringText("    return 1".into())]);
+    }
+
+    /// Found by the partial fuzz target: text before a control character went out when a piece
+    /// ended before it, and not when it came in one piece with it.
+    #[test]
+    fn text_before_what_stops_the_reader_reads_alike_however_split() {
+        let text = "[\")\u{fffd}y\u{10}*";
+        let whole = tokens_in_pieces(&[text]);
+        assert!(whole.1);
+        for at in (0..=text.len()).filter(|&at| text.is_char_boundary(at)) {
+            let split = tokens_in_pieces(&[&text[..at], &text[at..]]);
+            assert_eq!(
+                (merged(split.0), split.1),
+                (merged(whole.0.clone()), true),
+                "split at {at}"
+            );
+        }
     }
 
     #[test]
