@@ -260,7 +260,8 @@ class ToolCallAccumulator:
         """Appends argument text to call `index` and returns partial(index); builds no events."""
     def completed(self) -> ParseResult: ...
     def finish(self) -> ParseResult: ...
-    def partial(self, index: int) -> Any: ...
+    def partial(self, index: int) -> Any:
+        """The arguments so far (a live view, read-only: it becomes the call's arguments when whole)."""
 
 @final
 class TextCallParser:
