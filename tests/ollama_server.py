@@ -22,6 +22,7 @@ class Reply:
     lines: list[Any] | None = None  # a streamed reply: NDJSON lines, sent one by one
     line_delay_s: float = 0.0
     write_size: int | None = None  # send the stream in writes of this many bytes (split anywhere)
+    trickle_s: float = 0.0  # a non-streamed body sent one byte at a time, this long apart
 
 
 def chat_reply(
@@ -105,7 +106,13 @@ class ScriptedOllama:
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if reply.trickle_s:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(reply.trickle_s)
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up first (a timeout test)
 

@@ -59,6 +59,9 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
     breaker_reset_s: float = 30.0
     #: Connections the client keeps to the server at most (chats beyond it wait for one).
     max_connections: int = 100
+    #: Largest reply body read, in bytes (a streamed reply: all its lines together); past it the chat fails
+    #: with ModelHTTPError code TLP-007 instead of buffering without end.
+    max_response_bytes: int = 16 * 1_048_576
     #: A JSON-lines file that gets one line per attempt (no argument values); None: no audit.
     audit_path: str | None = None
     #: Argument values in DEBUG records (secret-looking values masked). Off by default.
@@ -80,6 +83,7 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
             "token_budget": self.token_budget is None or self.token_budget > 0,
             "breaker_threshold": self.breaker_threshold >= 1,
             "max_connections": self.max_connections >= 1,
+            "max_response_bytes": self.max_response_bytes >= 1024,
             "breaker_reset_s": self.breaker_reset_s >= 0,
         }
         for field, ok in checks.items():

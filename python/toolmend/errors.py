@@ -70,8 +70,20 @@ class ModelHTTPError(ToolmendError):
     not supported, auth), or kept failing past the transport budget. ``status`` is None for a connection
     error or timeout."""
 
-    def __init__(self, message: str, *, status: int | None = None, body: str = "", retry_after_s: float | None = None) -> None:
-        super().__init__(f"HTTP {status}: {message}" if status is not None else message)
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: str = "",
+        retry_after_s: float | None = None,
+        code: str | None = None,
+    ) -> None:
+        prefix = f"[{code}] " if code else ""
+        super().__init__(prefix + (f"HTTP {status}: {message}" if status is not None else message))
+        #: TLP-007 for a reply over max_response_bytes, TLP-009 for a response that is not a chat reply
+        #: (a redirect, 204, a body that is not JSON); None for the server's own refusals.
+        self.code = code
         self.message = message
         self.status = status
         self.body = body

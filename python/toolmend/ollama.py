@@ -27,6 +27,7 @@ import httpx
 import orjson
 
 from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator, ToolCallError
+from toolmend._log import loggable
 from toolmend.config import RetryConfig
 from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError
 from toolmend.registry import ToolRegistry
@@ -198,6 +199,9 @@ class OllamaClient:
         # Half-open: when the trial chat started (a trial that ends some other way goes stale after the cool-down).
         self._trial: dict[str, float] = {}
         self._stats = Stats()
+        # Requests wait here, not in the connection pool: httpcore's pool does work per queued request when
+        # one is cancelled, so a long queue made cancelling cost seconds. A semaphore's queue costs nothing.
+        self._slots = asyncio.Semaphore(self.config.max_connections)
 
     async def __aenter__(self) -> OllamaClient:
         return self
@@ -238,7 +242,11 @@ class OllamaClient:
             number = len(attempts) + 1
             payload = self._payload(work, tool_specs, options, stream=False)
             t0 = time.monotonic()
-            status, headers, body, failure = await self._post(payload, deadline)
+            try:
+                status, headers, body, failure = await self._post(payload, deadline)
+            except ReplyTooLarge as e:
+                self._note(attempts, correlation_id, Attempt(number, "fatal", e.status, "TLP-007", 0.0, Usage(), time.monotonic() - t0))
+                raise e.error() from None
             took = time.monotonic() - t0
             reply = _json(body)
             last_body = reply if reply is not None else body
@@ -247,6 +255,8 @@ class OllamaClient:
             error_text = _error_text(reply) if status is not None else None
 
             # ---- transport lane ------------------------------------------------------------------------
+            if failure is None and status == 200 and not body.strip():
+                failure = "an empty reply"
             if failure is not None or status in TRANSPORT_STATUSES or (status == 500 and not _is_model_error(error_text)):
                 transport_failures += 1
                 why = failure or f"HTTP {status}: {error_text or ''}".strip()
@@ -263,12 +273,17 @@ class OllamaClient:
             transport_failures = 0
 
             # ---- fatal lane ----------------------------------------------------------------------------
+            refusal = _not_a_reply(status, headers, reply, body)
+            if refusal is not None:
+                self._note(attempts, correlation_id, Attempt(number, "fatal", status, refusal.code, 0.0, attempt_usage, took))
+                logger.warning("reply refused (correlation: %s): %s", correlation_id, loggable(refusal.message))
+                raise refusal
             if status is not None and status >= 400 and status != 500:
                 self._note(attempts, correlation_id, Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
                 message = error_text or _text(body)
                 if "invalid tool call arguments" in message:
                     message += " (the history sent held malformed tool-call arguments: a toolmend bug, please report)"
-                logger.warning("request refused (correlation: %s): HTTP %s %s", correlation_id, status, message)
+                logger.warning("request refused (correlation: %s): HTTP %s %s", correlation_id, status, loggable(message))
                 raise ModelHTTPError(message, status=status, body=_text(body))
 
             # ---- model lane: Ollama's parser refused the call ------------------------------------------
@@ -329,10 +344,13 @@ class OllamaClient:
     ) -> AsyncIterator[ChatEvent]:
         """A streamed turn as typed events, ending with Done(result).
 
-        Failures are retried as in ``chat`` (salvage, reflect, back off) while nothing has reached the caller;
-        after the first event a failure raises MidStreamError with what was received. Events are never
-        replayed, and a call whose arguments were cut off is never handed out. Tool calls the model writes in
-        its text are found while streaming and not shown as text.
+        Transport failures are retried as in ``chat`` while nothing has reached the caller; after the first
+        event such a failure raises MidStreamError with what was received. Events are never replayed, and a
+        call whose arguments were cut off is never handed out. A call that fails our checks is held back and
+        reflected to the model, as ``chat`` does, even when text was already shown: the caller sees the text
+        and the calls that passed, then the next attempt's events. Tool calls the model writes in its text
+        are found while streaming and not shown as text. Calls still failing after the last reflection raise
+        RetryExhaustedError, after the events already yielded.
         """
         cfg = self.config
         correlation_id = uuid.uuid4().hex[:16]
@@ -346,6 +364,8 @@ class OllamaClient:
         reflections = 0
         transport_failures = 0
         yielded = False
+        kept: list[ToolCall] = []  # calls handed out by earlier attempts of this turn
+        shown: list[str] = []  # text handed out by earlier attempts of this turn
         while True:
             number = len(attempts) + 1
             payload = self._payload(work, tool_specs, options, stream=True)
@@ -354,107 +374,145 @@ class OllamaClient:
             text_parts: list[str] = []
             calls: list[ToolCall] = []
             errors: list[ToolCallError] = []
-            held: list[Any] = []  # events of this attempt not yet shown (while a retry is still possible)
+            held: list[Any] = []  # events of this attempt held back from the first failed call on
             outcome: str | None = None  # why this attempt failed, if it did
             status: int | None = None
             headers: httpx.Headers | None = None
             body = b""
+            reply_json: Any = None
             attempt_usage = Usage()
             t0 = time.monotonic()
             error_text: str | None = None
+            too_large: ReplyTooLarge | None = None
             try:
                 remaining = max(0.001, deadline - time.monotonic())
-                async with self._http.stream(
-                    "POST",
-                    self._chat_url,
-                    content=orjson.dumps(payload),
-                    headers={"content-type": "application/json"},
-                    timeout=httpx.Timeout(min(cfg.first_byte_timeout_s, remaining), connect=min(cfg.connect_timeout_s, remaining)),
-                ) as response:
-                    status = response.status_code
-                    if status != 200:
-                        headers = response.headers
-                        body = await response.aread()
-                        error_text = _error_text(_json(body)) or _text(body)
-                        outcome = "http"
-                    else:
-                        lines = response.aiter_lines()
-                        try:
-                            first = True
-                            done = False
-                            while True:
-                                wait = cfg.first_byte_timeout_s if first else cfg.idle_timeout_s
-                                try:
-                                    line = await asyncio.wait_for(lines.__anext__(), timeout=min(wait, max(0.001, deadline - time.monotonic())))
-                                except StopAsyncIteration:
-                                    break
-                                first = False
-                                chunk = _json(line.encode()) if line.strip() else None
-                                if not isinstance(chunk, dict):
-                                    continue
-                                error_text = _error_text(chunk)
-                                if error_text is not None:
-                                    outcome = "model"
-                                    break
-                                message = chunk.get("message") or {}
-                                content = message.get("content") or ""
-                                new_events: list[Any] = []
-                                if content:
-                                    for item in text_parser.feed(content):
-                                        new_events.append(self._text_item(item, text_parts, calls, errors))
-                                new_events += self._call_events(acc, acc.feed(chunk), calls, errors)
-                                if chunk.get("done"):
-                                    attempt_usage = Usage.of(chunk)
-                                    for item in text_parser.flush():
-                                        new_events.append(self._text_item(item, text_parts, calls, errors))
-                                    new_events += self._finish_events(acc.finish(), calls, errors)
-                                    done = True
-                                batch = [e for e in new_events if e is not None]
-                                if not yielded and (held or any(isinstance(e, ToolCallFailed) for e in batch)):
-                                    # From a failed call on, hold everything: the turn may still be retried.
-                                    held += batch
-                                else:
-                                    for event in batch:
-                                        yielded = True
-                                        yield event
-                                if done:
-                                    break
-                        finally:
-                            # Closed here, not left to the garbage collector (no stray task).
-                            await lines.aclose()
-                        if outcome is None and not done:
-                            outcome = "cut"
+                await asyncio.wait_for(self._slots.acquire(), timeout=remaining)
+                try:
+                    request = self._request(payload, remaining)
+                    response = await asyncio.wait_for(self._http.send(request, stream=True), timeout=_left(deadline))
+                    try:
+                        status = response.status_code
+                        if status != 200:
+                            headers = response.headers
+                            body = await asyncio.wait_for(_read_body(response, cfg.max_response_bytes), timeout=_left(deadline))
+                            reply_json = _json(body)
+                            error_text = _error_text(reply_json) or _text(body)
+                            outcome = "http"
+                        else:
+                            lines = _lines(response, cfg.max_response_bytes)
+                            try:
+                                first = True
+                                done = False
+                                while True:
+                                    wait = cfg.first_byte_timeout_s if first else cfg.idle_timeout_s
+                                    try:
+                                        line = await asyncio.wait_for(lines.__anext__(), timeout=min(wait, _left(deadline)))
+                                    except StopAsyncIteration:
+                                        break
+                                    first = False
+                                    chunk = _json(line) if line.strip() else None
+                                    if not isinstance(chunk, dict):
+                                        continue
+                                    error_text = _error_text(chunk)
+                                    if error_text is not None:
+                                        outcome = "model"
+                                        break
+                                    message = chunk.get("message") or {}
+                                    content = message.get("content") or ""
+                                    new_events: list[Any] = []
+                                    if content:
+                                        for item in text_parser.feed(content):
+                                            new_events.append(self._text_item(item, text_parts, calls, errors))
+                                    new_events += self._call_events(acc, acc.feed(chunk), calls, errors)
+                                    if chunk.get("done"):
+                                        attempt_usage = Usage.of(chunk)
+                                        for item in text_parser.flush():
+                                            new_events.append(self._text_item(item, text_parts, calls, errors))
+                                        new_events += self._finish_events(acc.finish(), calls, errors)
+                                        done = True
+                                    batch = [e for e in new_events if e is not None]
+                                    if held or any(isinstance(e, ToolCallFailed) for e in batch):
+                                        # From a failed call on, hold everything: the call may still be reflected.
+                                        held += batch
+                                    else:
+                                        for event in batch:
+                                            yielded = True
+                                            if isinstance(event, TextDelta):
+                                                shown.append(event.text)
+                                            yield event
+                                    if done:
+                                        break
+                            finally:
+                                # Closed here, not left to the garbage collector (no stray task).
+                                await lines.aclose()
+                            if outcome is None and not done:
+                                outcome = "cut"
+                    finally:
+                        await response.aclose()
+                finally:
+                    self._slots.release()
+            except ReplyTooLarge as e:
+                outcome, too_large = "too_large", e
             except (httpx.TimeoutException, asyncio.TimeoutError):
                 outcome, error_text = "transport", "timeout"
             except httpx.TransportError as e:
                 outcome, error_text = "transport", f"connection failed ({type(e).__name__})"
             took = time.monotonic() - t0
             usage = usage + attempt_usage
-            if outcome is None and any(isinstance(e, ToolCallFailed) for e in held) and reflections < cfg.max_retries:
+            failed = [e.error for e in held if isinstance(e, ToolCallFailed)]
+            if outcome is None and failed:
                 outcome = "calls"
             if outcome is None:
                 for h in held:
                     yield h
                 self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
                 self._closed()
-                text = "".join(text_parts)
+                calls = _merge(kept, calls)
+                text = "".join(shown) + "".join(e.text for e in held if isinstance(e, TextDelta))
                 out = {"role": "assistant", "content": text, "tool_calls": [_wire_call(c) for c in calls]}
                 yield Done(self._result(out, calls, text, usage, attempts, correlation_id, started))
                 return
-            # A failure: retried only while the caller has seen nothing.
+            if too_large is not None:
+                self._note(attempts, correlation_id, Attempt(number, "fatal", status, "TLP-007", 0.0, attempt_usage, took))
+                raise too_large.error()
+            if outcome == "calls":
+                # The failed calls are reflected; what passed is handed out now, as chat keeps it.
+                failed_at = {e.index for e in failed}
+                for event in held:
+                    if isinstance(event, TextDelta):
+                        shown.append(event.text)
+                    elif isinstance(event, ToolCallFailed) or getattr(event, "index", None) in failed_at:
+                        continue
+                    yielded = True
+                    yield event
+                kept = _merge(kept, calls)
+                self._stats.failed(failed)
+                self._note(attempts, correlation_id, Attempt(number, "model", status, failed[0].code, 0.0, attempt_usage, took))
+                if reflections >= cfg.max_retries or self._over_budget(usage):
+                    for error in failed:
+                        yield ToolCallFailed(error.index, error)
+                    self._exhausted(attempts, failed[0], correlation_id, usage, None)
+                reflections += 1
+                work += self._reflect(failed, "".join(text_parts))
+                for error in failed:
+                    self._log_reflection(reflections, error.tool_name or "?", error.code, correlation_id)
+                self._check_deadline(deadline, attempts, correlation_id, usage, None)
+                continue
+            # A failure of the exchange itself: retried only while the caller has seen nothing.
             lane = "transport" if outcome in ("transport", "cut") or (outcome == "http" and (status in TRANSPORT_STATUSES or (status == 500 and not _is_model_error(error_text)))) else "model"
             if outcome == "http" and lane != "transport" and not _is_model_error(error_text):
-                self._note(attempts, correlation_id, Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
-                raise ModelHTTPError(error_text or "", status=status)
+                refusal = _not_a_reply(status, headers, reply_json, body) or ModelHTTPError(error_text or "", status=status)
+                self._note(attempts, correlation_id, Attempt(number, "fatal", status, refusal.code, 0.0, attempt_usage, took))
+                raise refusal
             if yielded:
                 raise MidStreamError(
                     f"the stream failed after events were delivered: {error_text or outcome}",
                     attempts=tuple(attempts),
                     last_error=error_text or outcome,
                     correlation_id=correlation_id,
-                    response="".join(text_parts),
+                    response="".join(shown),
                     usage=usage,
-                    received=tuple(calls),
+                    received=tuple(_merge(kept, calls)),
                 )
             if lane == "transport":
                 transport_failures += 1
@@ -469,33 +527,24 @@ class OllamaClient:
                 await self._sleep(delay)
                 self._check_deadline(deadline, attempts, correlation_id, usage, None)
                 continue
-            # Model lane: Ollama's raw text salvaged, or the failed calls reflected.
-            if outcome in ("model", "http"):
-                raw = _raw_call_text(error_text or "")
-                salvaged = self._salvage(raw) if raw is not None else None
-                if salvaged is not None:
-                    self._note(attempts, correlation_id, Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
-                    for call in salvaged.calls:
-                        yield ToolCallCompleted(call)
-                    out = {"role": "assistant", "content": "", "tool_calls": [_wire_call(c) for c in salvaged.calls]}
-                    yield Done(self._result(out, list(salvaged.calls), "", usage, attempts, correlation_id, started))
-                    return
-                self._note(attempts, correlation_id, Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
-                if reflections >= cfg.max_retries or self._over_budget(usage):
-                    self._exhausted(attempts, error_text, correlation_id, usage, None)
-                reflections += 1
-                work += self._reflect_raw(raw if raw is not None else (error_text or ""), error_text or "")
-                self._log_reflection(reflections, "?", "TLP-004", correlation_id)
-            else:
-                failed = [e.error for e in held if isinstance(e, ToolCallFailed)]
-                self._stats.failed(failed)
-                self._note(attempts, correlation_id, Attempt(number, "model", status, failed[0].code, 0.0, attempt_usage, took))
-                if self._over_budget(usage):
-                    self._exhausted(attempts, failed[0], correlation_id, usage, None)
-                reflections += 1
-                work += self._reflect(failed, "".join(text_parts))
-                for error in failed:
-                    self._log_reflection(reflections, error.tool_name or "?", error.code, correlation_id)
+            # Model lane: Ollama's raw text salvaged, or reflected.
+            raw = _raw_call_text(error_text or "")
+            salvaged = self._salvage(raw) if raw is not None else None
+            if salvaged is not None:
+                self._note(attempts, correlation_id, Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
+                for call in salvaged.calls:
+                    yield ToolCallCompleted(call)
+                calls = _merge(kept, salvaged.calls)
+                text = "".join(shown)
+                out = {"role": "assistant", "content": text, "tool_calls": [_wire_call(c) for c in calls]}
+                yield Done(self._result(out, calls, text, usage, attempts, correlation_id, started))
+                return
+            self._note(attempts, correlation_id, Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
+            if reflections >= cfg.max_retries or self._over_budget(usage):
+                self._exhausted(attempts, error_text, correlation_id, usage, None)
+            reflections += 1
+            work += self._reflect_raw(raw if raw is not None else (error_text or ""), error_text or "")
+            self._log_reflection(reflections, "?", "TLP-004", correlation_id)
             self._check_deadline(deadline, attempts, correlation_id, usage, None)
 
     @staticmethod
@@ -539,25 +588,41 @@ class OllamaClient:
     async def _post(
         self, payload: dict[str, Any], deadline: float
     ) -> tuple[int | None, httpx.Headers | None, bytes, str | None]:
-        """(status, headers, body, None), or (None, None, b"", why) when no reply came."""
+        """(status, headers, body, None), or (None, None, b"", why) when no reply came. The deadline bounds the
+        whole exchange (waiting for a connection, headers and a body sent a byte at a time), not each read.
+        ReplyTooLarge when the body passes ``max_response_bytes``."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return None, None, b"", "the chat deadline passed"
         try:
-            response = await self._http.post(
-                self._chat_url,
-                content=orjson.dumps(payload),
-                headers={"content-type": "application/json"},
-                timeout=httpx.Timeout(
-                    min(self.config.first_byte_timeout_s, remaining),
-                    connect=min(self.config.connect_timeout_s, remaining),
-                ),
-            )
+            return await asyncio.wait_for(self._exchange(payload, remaining), timeout=remaining)
+        except asyncio.TimeoutError:
+            return None, None, b"", "timeout (the chat deadline passed before the reply was read)"
         except httpx.TimeoutException as e:
             return None, None, b"", f"timeout ({type(e).__name__})"
         except httpx.TransportError as e:
             return None, None, b"", f"connection failed ({type(e).__name__}: {e})"
-        return response.status_code, response.headers, response.content, None
+
+    async def _exchange(self, payload: dict[str, Any], remaining: float) -> tuple[int, httpx.Headers, bytes, None]:
+        async with self._slots:
+            response = await self._http.send(self._request(payload, remaining), stream=True)
+            try:
+                body = await _read_body(response, self.config.max_response_bytes)
+            finally:
+                await response.aclose()
+        return response.status_code, response.headers, body, None
+
+    def _request(self, payload: dict[str, Any], remaining: float) -> httpx.Request:
+        return self._http.build_request(
+            "POST",
+            self._chat_url,
+            content=orjson.dumps(payload),
+            headers={"content-type": "application/json"},
+            timeout=httpx.Timeout(
+                min(self.config.first_byte_timeout_s, remaining),
+                connect=min(self.config.connect_timeout_s, remaining),
+            ),
+        )
 
     def _payload(
         self, work: list[dict[str, Any]], tool_specs: list[dict[str, Any]], options: Mapping[str, Any] | None, *, stream: bool
@@ -591,7 +656,7 @@ class OllamaClient:
     def _log_backoff(self, failures: int, why: str, delay: float, correlation_id: str) -> None:
         logger.info(
             "Retry attempt %d/%d for %s (correlation: %s): transport, %s, waiting %.3fs",
-            failures, self.config.model_http_retries, self.model, correlation_id, why, delay,
+            failures, self.config.model_http_retries, loggable(self.model), correlation_id, loggable(why), delay,
         )
 
     def _backoff(self, failures: int) -> float:
@@ -687,7 +752,7 @@ class OllamaClient:
         trial_running = now - self._trial.get(model, -1e18) < self.config.breaker_reset_s
         if now < until or trial_running:
             wait = max(0.0, until - now)
-            logger.warning("circuit open for model %s (correlation: %s): %.1fs left", model, correlation_id, wait)
+            logger.warning("circuit open for model %s (correlation: %s): %.1fs left", loggable(model), correlation_id, wait)
             raise CircuitOpenError(
                 f"circuit open for model {model!r} after {self.config.breaker_threshold} exhausted chats in a row; "
                 + (f"it lets a trial chat through in {wait:.1f}s" if now < until else "a trial chat is running"),
@@ -721,7 +786,9 @@ class OllamaClient:
                 "prompt_tokens": attempt.usage.prompt_tokens,
                 "completion_tokens": attempt.usage.completion_tokens,
             }
-            with open(self.config.audit_path, "ab") as f:
+            # Owner-only, and never through a symlink someone planted at the path.
+            fd = os.open(self.config.audit_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "ab") as f:
                 f.write(orjson.dumps(line) + b"\n")
 
     def stats(self) -> dict[str, Any]:
@@ -735,7 +802,7 @@ class OllamaClient:
     def _log_reflection(self, n: int, tool: str, code: str, correlation_id: str) -> None:
         logger.info(
             "Retry attempt %d/%d for %s (correlation: %s): model, %s",
-            n, self.config.max_retries, tool, correlation_id, code,
+            n, self.config.max_retries, loggable(tool), correlation_id, code,
         )
 
     def _exhausted(self, attempts: list[Attempt], last_error: Any, correlation_id: str, usage: Usage, body: Any) -> None:
@@ -757,7 +824,7 @@ class OllamaClient:
             self._trial.pop(self.model, None)
             self._open_until[self.model] = self._clock() + self.config.breaker_reset_s
             self._exhausted_in_a_row[self.model] = 0
-            logger.warning("circuit opened for model %s after %d exhausted chats", self.model, count)
+            logger.warning("circuit opened for model %s after %d exhausted chats", loggable(self.model), count)
         logger.warning(
             "tool calls still failing after %d retries (correlation: %s): %s",
             self.config.max_retries, correlation_id, code,
@@ -957,3 +1024,88 @@ def _retry_after(headers: httpx.Headers) -> float | None:
 def mask_secrets(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of arguments for a DEBUG record, with secret-looking values masked."""
     return {k: ("***" if SECRET_KEY.search(k) else v) for k, v in arguments.items()}
+
+
+# ---- reading replies within bounds ---------------------------------------------------------------------
+
+
+class ReplyTooLarge(Exception):
+    """A reply body passed ``max_response_bytes``; raised while reading, before it is all buffered."""
+
+    def __init__(self, size: int, limit: int, status: int | None) -> None:
+        super().__init__(size, limit)
+        self.size = size
+        self.limit = limit
+        self.status = status
+
+    def error(self) -> ModelHTTPError:
+        return ModelHTTPError(
+            f"the reply is over the size limit: {self.size} bytes read, max_response_bytes is {self.limit}",
+            status=self.status,
+            code="TLP-007",
+        )
+
+
+async def _read_body(response: httpx.Response, limit: int) -> bytes:
+    """The whole body, refused as soon as it passes ``limit`` (a declared length is checked first)."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise ReplyTooLarge(int(declared), limit, response.status_code)
+    parts: list[bytes] = []
+    size = 0
+    async for piece in response.aiter_bytes():
+        size += len(piece)
+        if size > limit:
+            raise ReplyTooLarge(size, limit, response.status_code)
+        parts.append(piece)
+    return b"".join(parts)
+
+
+async def _lines(response: httpx.Response, limit: int) -> AsyncIterator[bytes]:
+    """NDJSON lines as bytes, split on b"\\n" only: Go's encoder leaves U+0085 and U+2028 unescaped inside
+    strings, and a text line reader that splits on them would cut a line (and lose its call). Each byte is
+    looked at once; the stream as a whole is held to ``limit``."""
+    pending = b""
+    size = 0
+    async for piece in response.aiter_bytes():
+        size += len(piece)
+        if size > limit:
+            raise ReplyTooLarge(size, limit, response.status_code)
+        if b"\n" not in piece:
+            pending += piece
+            continue
+        *lines, rest = (pending + piece).split(b"\n")
+        pending = rest
+        for line in lines:
+            yield line
+    if pending:
+        yield pending
+
+
+def _left(deadline: float) -> float:
+    """Seconds until the deadline (a little above zero, so a timeout fires rather than an error)."""
+    return max(0.001, deadline - time.monotonic())
+
+
+def _not_a_reply(status: int | None, headers: httpx.Headers | None, reply: Any, body: bytes) -> ModelHTTPError | None:
+    """Why a response that is not an error status is still not a chat reply (TLP-009), or None when it is
+    one: a redirect (its JSON is some other page's), a status other than 200 below 400, a body that is not
+    a JSON object (an HTML page from a proxy, say)."""
+    if status is None or status >= 400:
+        return None
+    if 300 <= status < 400:
+        where = headers.get("location", "?") if headers is not None else "?"
+        return ModelHTTPError(
+            f"the server redirected the chat to {loggable(where)}: set the client's host to the final address",
+            status=status,
+            body=_text(body),
+            code="TLP-009",
+        )
+    if status != 200:
+        return ModelHTTPError(f"HTTP {status} is not a chat reply", status=status, body=_text(body), code="TLP-009")
+    if not isinstance(reply, dict):
+        return ModelHTTPError(
+            f"the reply is not a JSON object: {loggable(_text(body), 80)}", status=status, body=_text(body), code="TLP-009"
+        )
+    return None
+

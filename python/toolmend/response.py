@@ -7,6 +7,7 @@ from typing import Any, Mapping, Union
 
 from toolmend import _core
 from toolmend._core import ParseResult, ToolCall, ToolCallError
+from toolmend._log import loggable
 from toolmend.registry import ToolRegistry
 from toolmend.repair import MAX_DEPTH, MAX_SIZE, TIMEOUT_MS
 
@@ -50,6 +51,6 @@ def parse_response(
         # Codes and tool names only: argument values are logged at DEBUG at most.
         logger.warning(
             "tool calls refused: %s",
-            ", ".join(f"{e.code} ({e.tool_name or '?'})" for e in result.errors),
+            ", ".join(f"{e.code} ({loggable(e.tool_name or '?', 64)})" for e in result.errors[:20]),
         )
     return result

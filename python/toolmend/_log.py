@@ -1,0 +1,16 @@
+"""Text from a model or a server, made fit for a log record."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def loggable(text: Any, limit: int = 200) -> str:
+    """``text`` with control characters escaped (a newline in a tool name cannot start a forged record)
+    and its length capped at ``limit`` characters."""
+    text = str(text)
+    clipped = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text[:limit])
+    return clipped + (f"... ({len(text) - limit} more characters)" if len(text) > limit else "")
