@@ -1,24 +1,27 @@
 """The tool registry: definitions compiled once in Rust (draft 2020-12), validated strictly.
 
-`ToolRegistry` is the Rust registry plus what belongs in Python: tools from functions (type
-hints -> JSON Schema through msgspec) and from files (JSON, TOML, YAML, including the
-`tool_registry.custom_tools` list of `.agent/config.yml`).
+`ToolRegistry` is the Rust registry plus what belongs in Python: tools from every source an agent
+meets (OpenAI, MCP and Anthropic definitions, pydantic models, msgspec Structs, functions; see
+toolmend.tool_sources) and from files (JSON, TOML, YAML, including the `tool_registry.custom_tools`
+list of `.agent/config.yml` and an MCP `tools/list` result).
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar, overload
 
 from toolmend import _core
 from toolmend._core import FieldError, ToolInfo, ValidationResult
 from toolmend.errors import SchemaError
+from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_spec
 
-__all__ = ["FieldError", "SkippedTool", "ToolInfo", "ToolRegistry", "ValidationResult"]
+__all__ = ["FieldError", "SkippedTool", "ToolInfo", "ToolRegistry", "ToolSpec", "ValidationResult", "function_schema"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 logger = logging.getLogger("toolmend")
 
@@ -47,7 +50,7 @@ class ToolRegistry(_core.ToolRegistry):
     def register(  # type: ignore[override]
         self,
         name: str,
-        schema: Mapping[str, Any] | str | bytes,
+        schema: Mapping[str, Any] | str | bytes | type | Any,
         *,
         description: str = "",
         version: str = "1.0.0",
@@ -55,9 +58,20 @@ class ToolRegistry(_core.ToolRegistry):
     ) -> ToolInfo:
         """Checks, compiles and adds a tool (a no-op when the same definition is there already).
 
+        ``schema`` is a JSON Schema (a mapping, or its JSON text), or a pydantic model class, a msgspec
+        Struct class or a pydantic TypeAdapter whose JSON Schema is taken (and whose docstring is the
+        description when none is given).
+
         Raises SchemaError: TSR-006 invalid definition, TSR-007 name taken by another definition,
         TSR-008 schema that does not compile.
         """
+        if not isinstance(schema, (Mapping, str, bytes, bytearray, memoryview)):
+            converted = schema_of(schema)
+            if converted is None:
+                raise SchemaError("TSR-006", f"not a schema: {type(schema).__name__}")
+            if not description and isinstance(schema, type):
+                description = tool_spec(schema, name=name).description
+            schema = converted
         try:
             info = super().register(name, schema, description=description, version=version, category=category)
         except SchemaError as e:
@@ -69,12 +83,60 @@ class ToolRegistry(_core.ToolRegistry):
     def register_function(
         self, fn: Callable[..., Any], *, name: str | None = None, version: str = "1.0.0", category: str | None = None
     ) -> ToolInfo:
-        """Registers `fn` as a tool: the schema from its type hints, the description from the
-        first paragraph of its docstring. Parameters without defaults are required."""
-        schema = function_schema(fn)
-        doc = inspect.getdoc(fn) or ""
-        description = doc.split("\n\n", 1)[0].replace("\n", " ").strip()[:500]
-        return self.register(name or fn.__name__, schema, description=description, version=version, category=category)
+        """Registers `fn` as a tool: the schema from its type hints (constraints through pydantic when it is
+        installed), each parameter's description from its docstring (Google, NumPy or Sphinx style), the
+        tool's description from the docstring's first paragraph. Parameters without defaults are required."""
+        spec = tool_spec(fn, name=name)
+        return self.register(spec.name, spec.schema, description=spec.description, version=version, category=category)
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self, *, name: str | None = None, version: str = "1.0.0", category: str | None = None
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self, fn: Any = None, /, *, name: str | None = None, version: str = "1.0.0", category: str | None = None
+    ) -> Any:
+        """A decorator: ``@registry.tool`` or ``@registry.tool(category="files")`` registers the function (as
+        ``register_function`` does) and returns it unchanged."""
+
+        def decorate(f: F) -> F:
+            self.register_function(f, name=name, version=version, category=category)
+            return f
+
+        return decorate(fn) if fn is not None else decorate
+
+    def register_tool(
+        self, item: Any, *, name: str | None = None, version: str = "1.0.0", category: str | None = None
+    ) -> ToolInfo:
+        """Registers one tool definition from any source ``from_tools`` reads."""
+        spec = tool_spec(item, name=name)
+        info = self.register(spec.name, spec.schema, description=spec.description, version=version, category=category)
+        if spec.annotations is not None:
+            self.annotations = {**self.annotations, spec.name: dict(spec.annotations)}
+        return info
+
+    #: MCP tool annotations by tool name, for tools registered from MCP definitions.
+    annotations: Mapping[str, Mapping[str, Any]] = {}
+
+    @classmethod
+    def from_tools(cls, items: Iterable[Any], *, strict: bool = True, **limits: int) -> ToolRegistry:
+        """A registry of tool definitions from any source: OpenAI tool dicts (``{"type": "function",
+        "function": {...}}`` or the Responses API's flat form), MCP tools (objects or dicts with
+        ``inputSchema``; their ``annotations`` are kept), Anthropic tools (``input_schema``), pydantic model
+        classes, msgspec Struct classes and plain functions.
+
+        Raises SchemaError naming the tool (TSR-006 when a definition holds no schema)."""
+        registry = cls(strict, **limits)
+        for position, item in enumerate(items):
+            try:
+                registry.register_tool(item)
+            except SchemaError as e:
+                raise SchemaError(e.code, f"tool {position}: {e.message}", getattr(e, "path", None)) from None
+        return registry
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, strict: bool = True) -> ToolRegistry:
@@ -83,8 +145,10 @@ class ToolRegistry(_core.ToolRegistry):
         The file holds a list of tools, ``{"tools": [...]}``, or ``tool_registry.custom_tools``
         (the ``.agent/config.yml`` layout). A tool is ``name``, ``description``, ``version``,
         ``category``, ``enabled`` and its schema under ``parameters`` (or ``schema`` /
-        ``input_schema``); OpenAI's ``{"type": "function", "function": {...}}`` is read too.
-        A broken tool does not stop the others: it is logged and listed in ``skipped``.
+        ``input_schema`` / ``inputSchema``); OpenAI's ``{"type": "function", "function": {...}}`` and an
+        MCP ``tools/list`` result (bare, or in its JSON-RPC envelope) are read too. A tool with no schema
+        is refused (TSR-006), never opened up. A broken tool does not stop the others: it is logged and
+        listed in ``skipped``.
         """
         registry = cls(strict)
         skipped: list[SkippedTool] = []
@@ -93,15 +157,8 @@ class ToolRegistry(_core.ToolRegistry):
             if entry.get("enabled", True) is False:
                 skipped.append(SkippedTool(name, "disabled"))
                 continue
-            schema = entry.get("parameters", entry.get("schema", entry.get("input_schema", {"type": "object"})))
             try:
-                registry.register(
-                    name,
-                    schema,
-                    description=str(entry.get("description", "")),
-                    version=str(entry.get("version", "1.0.0")),
-                    category=entry.get("category"),
-                )
+                registry.register_tool(entry, version=str(entry.get("version", "1.0.0")), category=entry.get("category"))
             except (SchemaError, TypeError, ValueError) as e:
                 code = getattr(e, "code", None)
                 logger.warning("skipping tool %r from %s: %s", name, os.fspath(path), code or type(e).__name__)
@@ -109,36 +166,6 @@ class ToolRegistry(_core.ToolRegistry):
         registry.skipped = tuple(skipped)
         logger.info("tool registry from %s: %d tools (%d skipped)", os.fspath(path), len(registry), len(skipped))
         return registry
-
-
-def function_schema(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The JSON Schema of `fn`'s parameters, from its type hints (msgspec does the typing)."""
-    import msgspec
-
-    fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
-    hints = _type_hints(fn)
-    for p in inspect.signature(fn).parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            continue
-        hint = hints.get(p.name, Any)
-        fields.append((p.name, hint) if p.default is p.empty else (p.name, hint, p.default))
-    struct = msgspec.defstruct(fn.__name__, fields, forbid_unknown_fields=True)
-    generated = msgspec.json.schema(struct)
-    defs: dict[str, Any] = generated.get("$defs", {})
-    root = dict(defs.pop(fn.__name__, generated))
-    root.pop("title", None)
-    if defs:
-        root["$defs"] = defs
-    return root
-
-
-def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    import typing
-
-    try:
-        return typing.get_type_hints(fn)
-    except Exception:  # unresolvable forward references: fall back to "any value"
-        return {}
 
 
 def _read_config(path: str | os.PathLike[str]) -> Any:
@@ -162,6 +189,8 @@ def _read_config(path: str | os.PathLike[str]) -> Any:
 
 def _tool_entries(config: Any) -> Iterable[Mapping[str, Any]]:
     if isinstance(config, Mapping):
+        if isinstance(config.get("result"), Mapping) and "tools" in config["result"]:  # JSON-RPC tools/list
+            config = config["result"]
         if "tool_registry" in config:
             config = config["tool_registry"].get("custom_tools", [])
         elif "tools" in config:
