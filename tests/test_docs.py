@@ -139,12 +139,13 @@ def test_examples_run_and_print_what_the_page_shows(page: Path, monkeypatch: pyt
             assert normalise(printed) == normalise(block.output), f"{where}: printed output differs from the page"
 
 
-def test_every_page_has_a_runnable_example_or_none_is_expected() -> None:
+def test_usage_pages_keep_runnable_examples() -> None:
     # The landing page and the usage pages teach by example; a page that lost all its examples
     # (a fence typo, say) would pass the test above without checking anything.
     for name in ["README.md", "docs/api.md", "docs/repair.md", "docs/streaming.md", "docs/client.md"]:
         page = ROOT / name
-        assert any(b.directive is None for b in blocks(page.read_text(encoding="utf-8"))), name
+        runnable = [b for b in blocks(page.read_text(encoding="utf-8")) if not (b.directive and b.directive[0] == "no-run")]
+        assert runnable, f"{name} has no runnable python block"
 
 
 def test_readme_is_a_landing_page() -> None:
@@ -171,3 +172,39 @@ def test_relative_links_point_at_files_that_exist(page: Path) -> None:
         path = (page.parent / target.split("#", 1)[0]).resolve()
         rel = os.path.relpath(path, ROOT)
         assert path.exists() or rel in GENERATED, f"{page.relative_to(ROOT)} links to {target}, which does not exist"
+
+
+def test_blocks_pair_python_with_the_text_block_right_after_it() -> None:
+    page = "\n".join(
+        [
+            "<!-- no-run: needs a GPU -->",
+            "```python",
+            "print(1)",
+            "```",
+            "",
+            "```text",
+            "1",
+            "```",
+            "Some prose.",
+            "```python",
+            "x = 2",
+            "```",
+            "Prose between: this text block is not the output of the block above.",
+            "```text",
+            "2",
+            "```",
+            "- a list item:",
+            "  ```python",
+            "  print('indented')",
+            "  ```",
+            "  ```text",
+            "  indented",
+            "  ```",
+        ]
+    )
+    found = blocks(page)
+    assert [(b.line, b.code, b.output, b.directive) for b in found] == [
+        (3, "print(1)\n", "1\n", ("no-run", "needs a GPU")),
+        (11, "x = 2\n", None, None),
+        (19, "print('indented')\n", "indented\n", None),
+    ]
