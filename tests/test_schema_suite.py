@@ -3,7 +3,7 @@
 The data is ``tests/data/json-schema-test-suite/draft2020-12/``, copied unmodified from
 https://github.com/json-schema-org/JSON-Schema-Test-Suite (commits in that directory's README.md, licence
 beside it). Each case is validated as a Python value and as JSON text; the registry reads a ``str`` argument
-as JSON text (README, "Tool registry"), so string data goes in only as its JSON text.
+as JSON text (docs/api.md, "ToolRegistry"), so string data goes in only as its JSON text.
 """
 
 from __future__ import annotations

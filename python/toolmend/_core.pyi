@@ -13,9 +13,11 @@ class Repair:
 
     def __init__(self, kind: str, position: int) -> None: ...
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> str:
+        """The fault, as a stable snake_case name ("trailing_comma", "single_quotes", ...)."""
     @property
-    def position(self) -> int: ...
+    def position(self) -> int:
+        """Byte offset in the UTF-8 input where the fault was found."""
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -25,13 +27,17 @@ class RepairError:
 
     def __init__(self, code: str, message: str, position: int, suggestion: str) -> None: ...
     @property
-    def code(self) -> str: ...
+    def code(self) -> str:
+        """The error code: "TLP-004" (no JSON value), "TLP-007" (size) or "TLP-008" (depth or deadline)."""
     @property
-    def message(self) -> str: ...
+    def message(self) -> str:
+        """What went wrong, with the byte position."""
     @property
-    def position(self) -> int: ...
+    def position(self) -> int:
+        """Byte offset in the UTF-8 input."""
     @property
-    def suggestion(self) -> str: ...
+    def suggestion(self) -> str:
+        """What to do about it."""
     def __eq__(self, other: object) -> bool: ...
 
 @final
@@ -39,24 +45,40 @@ class RepairResult:
     """The outcome of repair(): the JSON text when ok, the repair log, and the input as given."""
 
     @property
-    def ok(self) -> bool: ...
+    def ok(self) -> bool:
+        """True when the result holds JSON text."""
     @property
-    def json(self) -> str | None: ...
+    def json(self) -> str | None:
+        """The repaired text; the input object itself when it was a valid str. None when not ok."""
     @property
-    def repaired(self) -> bool: ...
+    def repaired(self) -> bool:
+        """True when the input needed mending."""
     @property
-    def repairs(self) -> list[Repair]: ...
+    def repairs(self) -> list[Repair]:
+        """The repairs applied, in input order (a new list on each access)."""
     @property
-    def original(self) -> _Text: ...
+    def original(self) -> _Text:
+        """The input exactly as the caller passed it."""
     @property
-    def error(self) -> RepairError | None: ...
-    def raise_for_error(self) -> RepairResult: ...
+    def error(self) -> RepairError | None:
+        """Why the text could not be repaired, or None."""
+    def raise_for_error(self) -> RepairResult:
+        """Raises ParseError when the text could not be repaired; returns the result otherwise."""
 
 def repair(
     text: _Text, *, max_size: int = 1_048_576, max_depth: int = 64, timeout_ms: int = 100
-) -> RepairResult: ...
-def loads(text: _Text, *, max_size: int = 1_048_576, max_depth: int = 64, timeout_ms: int = 100) -> Any: ...
-def cache_clear() -> None: ...
+) -> RepairResult:
+    """Repairs text into one strict JSON value in linear time; never raises for bad input (see `error`).
+
+    Valid JSON comes back unchanged (the same str object) with an empty log. Positions are byte offsets
+    into the UTF-8 encoding of the input."""
+def loads(text: _Text, *, max_size: int = 1_048_576, max_depth: int = 64, timeout_ms: int = 100) -> Any:
+    """Repairs text when needed and returns Python objects; raises ParseError when it cannot.
+
+    Valid JSON within the limits is parsed by orjson, anything else repaired and built by jiter;
+    integers beyond 64 bits come back as floats."""
+def cache_clear() -> None:
+    """Empties jiter's bounded cache of Python key strings."""
 
 @final
 class FieldError:
@@ -72,29 +94,39 @@ class FieldError:
         suggestion: str = "",
     ) -> None: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> str:
+        """JSON Pointer to the value ("" for the whole arguments)."""
     @property
-    def code(self) -> str: ...
+    def code(self) -> str:
+        """The error code, "TSR-001" to "TSR-005" (or "TLP-007" / "TLP-008" when the arguments pass a limit)."""
     @property
-    def message(self) -> str: ...
+    def message(self) -> str:
+        """What is wrong, in one line."""
     @property
-    def expected(self) -> str | None: ...
+    def expected(self) -> str | None:
+        """What the schema wants here (short: a type, an enum, a pattern, a bound), or None."""
     @property
-    def actual(self) -> str | None: ...
+    def actual(self) -> str | None:
+        """What was given (rendered, cut at 200 characters), or None."""
     @property
-    def suggestion(self) -> str: ...
-    def as_dict(self) -> dict[str, Any]: ...
+    def suggestion(self) -> str:
+        """How to fix it, fit for a reflection prompt."""
+    def as_dict(self) -> dict[str, Any]:
+        """The error as a plain dict, fit for a log line or a reflection prompt."""
 
 @final
 class ValidationResult:
     """The outcome of try_validate."""
 
     @property
-    def ok(self) -> bool: ...
+    def ok(self) -> bool:
+        """True when the arguments match the schema."""
     @property
-    def value(self) -> Any: ...
+    def value(self) -> Any:
+        """The arguments (the caller's own dict, or the parsed JSON); None when not ok."""
     @property
-    def errors(self) -> tuple[FieldError, ...]: ...
+    def errors(self) -> tuple[FieldError, ...]:
+        """Every error, in document order (empty when ok)."""
     def __bool__(self) -> bool: ...
 
 @final
@@ -102,24 +134,31 @@ class ToolInfo:
     """A registered tool."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The tool's name, as registered."""
     @property
-    def description(self) -> str: ...
+    def description(self) -> str:
+        """What the tool does, for the model."""
     @property
-    def version(self) -> str: ...
+    def version(self) -> str:
+        """The definition's semver version."""
     @property
-    def category(self) -> str | None: ...
+    def category(self) -> str | None:
+        """The category tools() sorts and filters by, or None."""
     @property
-    def fingerprint(self) -> str: ...
+    def fingerprint(self) -> str:
+        """Hex digest of the canonical definition (equal definitions, equal fingerprints)."""
     @property
-    def schema(self) -> dict[str, Any]: ...
+    def schema(self) -> dict[str, Any]:
+        """The parameter schema as registered."""
 
 class ToolRegistry:
     """Tools by name, each schema compiled once (toolmend.ToolRegistry adds functions and files)."""
 
     def __init__(self, strict: bool = True, *, max_size: int = 1_048_576, max_depth: int = 64) -> None: ...
     @property
-    def strict(self) -> bool: ...
+    def strict(self) -> bool:
+        """True when object schemas are closed to unknown properties (the default)."""
     def register(
         self,
         name: str,
@@ -128,12 +167,22 @@ class ToolRegistry:
         description: str = "",
         version: str = "1.0.0",
         category: str | None = None,
-    ) -> ToolInfo: ...
-    def get(self, name: str) -> ToolInfo: ...
-    def tools(self, category: str | None = None) -> tuple[ToolInfo, ...]: ...
-    def schema_hint(self, name: str) -> str: ...
-    def validate(self, name: str, args: Any) -> Any: ...
-    def try_validate(self, name: str, args: Any) -> ValidationResult: ...
+    ) -> ToolInfo:
+        """Checks, compiles and adds a tool; registering the same definition again is a no-op.
+
+        Raises SchemaError: TSR-006 invalid definition, TSR-007 name taken by another definition,
+        TSR-008 schema that does not compile."""
+    def get(self, name: str) -> ToolInfo:
+        """The tool named `name` (any case when the exact spelling misses); UnknownToolError (TSR-001)."""
+    def tools(self, category: str | None = None) -> tuple[ToolInfo, ...]:
+        """Every tool (or those of `category`), by category then name."""
+    def schema_hint(self, name: str) -> str:
+        """One line telling a model what the tool expects."""
+    def validate(self, name: str, args: Any) -> Any:
+        """The arguments (the caller's own dict, or JSON text parsed), or ValidationError with every
+        error; UnknownToolError for a name not registered."""
+    def try_validate(self, name: str, args: Any) -> ValidationResult:
+        """Like `validate`, but every outcome is a ValidationResult; never raises for bad input."""
     def __len__(self) -> int: ...
     def __contains__(self, name: str) -> bool: ...
 
@@ -142,53 +191,72 @@ class ToolCall:
     """One tool call, ready to execute."""
 
     @property
-    def id(self) -> str: ...
+    def id(self) -> str:
+        """The id the server gave, or "call_" + 16 hex digits."""
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The tool's name."""
     @property
-    def arguments(self) -> dict[str, Any]: ...
+    def arguments(self) -> dict[str, Any]:
+        """The arguments, parsed (and repaired) and, with a registry, validated."""
     @property
-    def raw_arguments(self) -> str: ...
+    def raw_arguments(self) -> str:
+        """The arguments as the model wrote them (text; an object given by Ollama is serialised)."""
     @property
-    def repairs(self) -> list[Repair]: ...
+    def repairs(self) -> list[Repair]:
+        """The repairs applied to the arguments (or to the text around a call written in text)."""
     @property
-    def index(self) -> int: ...
+    def index(self) -> int:
+        """Position among the reply's calls (the wire's index when it gave one)."""
     @property
-    def source(self) -> str: ...
+    def source(self) -> str:
+        """Where the call was found: "tool_calls", "stream", or a text format ("hermes", "mistral", ...)."""
 
 @final
 class ToolCallError:
     """Why one call of a reply could not be used."""
 
     @property
-    def code(self) -> str: ...
+    def code(self) -> str:
+        """The error code: "TLP-00x" for the call itself, "TSR-00x" for the tool and its schema."""
     @property
-    def message(self) -> str: ...
+    def message(self) -> str:
+        """What is wrong, in one line."""
     @property
-    def tool_name(self) -> str | None: ...
+    def tool_name(self) -> str | None:
+        """The name the model gave, or None."""
     @property
-    def raw_arguments(self) -> str | None: ...
+    def raw_arguments(self) -> str | None:
+        """The arguments as the model wrote them, or None."""
     @property
-    def position(self) -> int | None: ...
+    def position(self) -> int | None:
+        """Byte offset of the fault in the raw arguments (or in the content); None when it has no place."""
     @property
-    def index(self) -> int: ...
+    def index(self) -> int:
+        """Position among the reply's calls."""
     @property
-    def validation(self) -> tuple[FieldError, ...]: ...
+    def validation(self) -> tuple[FieldError, ...]:
+        """The schema errors (FieldError) when the arguments did not match the tool's schema."""
     @property
-    def suggestion(self) -> str: ...
+    def suggestion(self) -> str:
+        """How to fix it, fit for a reflection prompt."""
 
 @final
 class ParseResult:
     """The calls of a reply, the errors of those that failed, and the text without the calls."""
 
     @property
-    def calls(self) -> tuple[ToolCall, ...]: ...
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The calls that passed every check, in order."""
     @property
-    def errors(self) -> tuple[ToolCallError, ...]: ...
+    def errors(self) -> tuple[ToolCallError, ...]:
+        """Why each of the other calls cannot be used."""
     @property
-    def text(self) -> str: ...
+    def text(self) -> str:
+        """The reply's text with the calls cut out."""
     @property
-    def ok(self) -> bool: ...
+    def ok(self) -> bool:
+        """True when no call failed."""
 
 def parse_response(
     body: str | bytes | bytearray | Mapping[str, Any],
@@ -199,7 +267,12 @@ def parse_response(
     max_size: int = 1_048_576,
     max_depth: int = 64,
     timeout_ms: int = 100,
-) -> ParseResult: ...
+) -> ParseResult:
+    """The checked tool calls of an Ollama /api/chat reply or an OpenAI-compatible chat completion.
+
+    `body` is bytes, str or a parsed dict. Calls come from `tool_calls` and, with `text_calls`, from
+    calls the model wrote in its content. A bad call becomes a ToolCallError and does not spoil the
+    others. Never raises for bad input."""
 
 @final
 class ToolCallDelta:
@@ -214,34 +287,47 @@ class ToolCallDelta:
         complete: bool = False,
     ) -> None: ...
     @property
-    def index(self) -> int: ...
+    def index(self) -> int:
+        """The call's index in the turn."""
     @property
-    def id(self) -> str | None: ...
+    def id(self) -> str | None:
+        """The call's id, when this fragment carries it."""
     @property
-    def name(self) -> str | None: ...
+    def name(self) -> str | None:
+        """Text to append to the call's name."""
     @property
-    def arguments(self) -> str | None: ...
+    def arguments(self) -> str | None:
+        """Text to append to the call's arguments."""
     @property
-    def complete(self) -> bool: ...
+    def complete(self) -> bool:
+        """True when the call is whole after this fragment."""
 
 @final
 class StreamEvent:
     """What a chunk caused: kind is "started", "name", "arguments", "completed" or "failed"."""
 
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> str:
+        """"started", "name", "arguments", "completed" or "failed"."""
     @property
-    def index(self) -> int: ...
+    def index(self) -> int:
+        """The call's index."""
     @property
-    def id(self) -> str | None: ...
+    def id(self) -> str | None:
+        """The call's id, when known."""
     @property
-    def path(self) -> str | None: ...
+    def path(self) -> str | None:
+        """For "arguments": the JSON Pointer of the value the appended text ended in; None when the
+        arguments are not strict JSON so far."""
     @property
-    def text(self) -> str | None: ...
+    def text(self) -> str | None:
+        """What was appended (name or arguments), or None."""
     @property
-    def code(self) -> str | None: ...
+    def code(self) -> str | None:
+        """For "failed": the error code."""
     @property
-    def message(self) -> str | None: ...
+    def message(self) -> str | None:
+        """For "failed": what went wrong."""
 
 @final
 class ToolCallAccumulator:
@@ -255,11 +341,16 @@ class ToolCallAccumulator:
         max_depth: int = 64,
         timeout_ms: int = 100,
     ) -> None: ...
-    def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray) -> list[StreamEvent]: ...
+    def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray) -> list[StreamEvent]:
+        """Takes one chunk (an OpenAI chunk or delta, an Ollama line, raw SSE or NDJSON bytes split
+        anywhere, or a ToolCallDelta) and returns the events it caused."""
     def extend_arguments(self, index: int, text: str, /) -> Any:
         """Appends argument text to call `index` and returns partial(index); builds no events."""
-    def completed(self) -> ParseResult: ...
-    def finish(self) -> ParseResult: ...
+    def completed(self) -> ParseResult:
+        """The calls that are complete and not yet handed out, in index order, checked like
+        parse_response's (errors for those that fail)."""
+    def finish(self) -> ParseResult:
+        """The end of the stream: whatever is left, cut-off arguments repaired, as a ParseResult."""
     def partial(self, index: int) -> Any:
         """The arguments so far (a live view, read-only: it becomes the call's arguments when whole)."""
 
@@ -276,6 +367,9 @@ class TextCallParser:
         max_depth: int = 64,
         timeout_ms: int = 100,
     ) -> None: ...
-    def feed(self, token: str) -> list[str | ToolCall | ToolCallError]: ...
-    def flush(self) -> list[str | ToolCall | ToolCallError]: ...
-    def reset(self) -> None: ...
+    def feed(self, token: str) -> list[str | ToolCall | ToolCallError]:
+        """One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order."""
+    def flush(self) -> list[str | ToolCall | ToolCallError]:
+        """The end of the text: what is held back, a block still open read as it is."""
+    def reset(self) -> None:
+        """Forgets what is held, for a new turn."""
