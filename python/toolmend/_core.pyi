@@ -1,9 +1,42 @@
 """Type stubs of the compiled module; toolmend re-exports the public names."""
 
-from typing import Any, Mapping, Union, final
+from typing import Any, Literal, Mapping, TypedDict, Union, final
 
 __version__: str
 LOADS_MAX_DEPTH: int
+
+class _Limits(TypedDict):
+    max_size: int
+    max_depth: int
+    timeout_ms: int
+
+#: The limits a call takes when it does not set them (Limits::DEFAULT of the Rust core).
+DEFAULT_LIMITS: _Limits
+#: The largest max_depth that validation, parse_response and the stream readers accept.
+MAX_DEPTH_CEILING: int
+
+#: Every error code of the catalogue (tests check this list against ERROR_CODES).
+ErrorCodeStr = Literal[
+    "TLP-001",
+    "TLP-002",
+    "TLP-003",
+    "TLP-004",
+    "TLP-005",
+    "TLP-006",
+    "TLP-007",
+    "TLP-008",
+    "TSR-001",
+    "TSR-002",
+    "TSR-003",
+    "TSR-004",
+    "TSR-005",
+    "TSR-006",
+    "TSR-007",
+    "TSR-008",
+]
+
+#: The error catalogue, in order: (code, name, title, cause, fix) for each code.
+ERROR_CODES: tuple[tuple[ErrorCodeStr, str, str, str, str], ...]
 
 _Text = Union[str, bytes, bytearray]
 
@@ -25,7 +58,7 @@ class RepairError:
 
     def __init__(self, code: str, message: str, position: int, suggestion: str) -> None: ...
     @property
-    def code(self) -> str: ...
+    def code(self) -> ErrorCodeStr: ...
     @property
     def message(self) -> str: ...
     @property
@@ -52,10 +85,9 @@ class RepairResult:
     def error(self) -> RepairError | None: ...
     def raise_for_error(self) -> RepairResult: ...
 
-def repair(
-    text: _Text, *, max_size: int = 1_048_576, max_depth: int = 64, timeout_ms: int = 100
-) -> RepairResult: ...
-def loads(text: _Text, *, max_size: int = 1_048_576, max_depth: int = 64, timeout_ms: int = 100) -> Any: ...
+# Defaults of every limit: DEFAULT_LIMITS.
+def repair(text: _Text, *, max_size: int = ..., max_depth: int = ..., timeout_ms: int = ...) -> RepairResult: ...
+def loads(text: _Text, *, max_size: int = ..., max_depth: int = ..., timeout_ms: int = ...) -> Any: ...
 def cache_clear() -> None: ...
 
 @final
@@ -74,7 +106,7 @@ class FieldError:
     @property
     def path(self) -> str: ...
     @property
-    def code(self) -> str: ...
+    def code(self) -> ErrorCodeStr: ...
     @property
     def message(self) -> str: ...
     @property
@@ -117,7 +149,7 @@ class ToolInfo:
 class ToolRegistry:
     """Tools by name, each schema compiled once (toolmend.ToolRegistry adds functions and files)."""
 
-    def __init__(self, strict: bool = True, *, max_size: int = 1_048_576, max_depth: int = 64) -> None: ...
+    def __init__(self, strict: bool = True, *, max_size: int = ..., max_depth: int = ...) -> None: ...
     @property
     def strict(self) -> bool: ...
     def register(
@@ -161,7 +193,7 @@ class ToolCallError:
     """Why one call of a reply could not be used."""
 
     @property
-    def code(self) -> str: ...
+    def code(self) -> ErrorCodeStr: ...
     @property
     def message(self) -> str: ...
     @property
@@ -196,9 +228,9 @@ def parse_response(
     *,
     repair: bool = True,
     text_calls: bool = True,
-    max_size: int = 1_048_576,
-    max_depth: int = 64,
-    timeout_ms: int = 100,
+    max_size: int = ...,
+    max_depth: int = ...,
+    timeout_ms: int = ...,
 ) -> ParseResult: ...
 
 @final
@@ -251,9 +283,9 @@ class ToolCallAccumulator:
         self,
         registry: ToolRegistry | None = None,
         *,
-        max_size: int = 1_048_576,
-        max_depth: int = 64,
-        timeout_ms: int = 100,
+        max_size: int = ...,
+        max_depth: int = ...,
+        timeout_ms: int = ...,
     ) -> None: ...
     def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray) -> list[StreamEvent]: ...
     def extend_arguments(self, index: int, text: str, /) -> Any:
@@ -272,9 +304,9 @@ class TextCallParser:
         registry: ToolRegistry | None = None,
         *,
         max_buffer: int = 50_000,
-        max_size: int = 1_048_576,
-        max_depth: int = 64,
-        timeout_ms: int = 100,
+        max_size: int = ...,
+        max_depth: int = ...,
+        timeout_ms: int = ...,
     ) -> None: ...
     def feed(self, token: str) -> list[str | ToolCall | ToolCallError]: ...
     def flush(self) -> list[str | ToolCall | ToolCallError]: ...

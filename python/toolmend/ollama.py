@@ -27,8 +27,16 @@ import httpx
 import orjson
 
 from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator, ToolCallError
+from toolmend._states import Lane, StrEnum
 from toolmend.config import RetryConfig
-from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError
+from toolmend.errors import (
+    ERROR_CODES,
+    CircuitOpenError,
+    MidStreamError,
+    ModelHTTPError,
+    RetryExhaustedError,
+    TokenBudgetError,
+)
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
 
@@ -36,6 +44,7 @@ __all__ = [
     "Attempt",
     "ChatResult",
     "Done",
+    "Lane",
     "OllamaClient",
     "TextDelta",
     "ToolCallArgumentsDelta",
@@ -83,12 +92,27 @@ class Usage:
         )
 
 
+class _Outcome(StrEnum):
+    """Why one streamed attempt failed."""
+
+    #: A status other than 200.
+    HTTP = "http"
+    #: Ollama's parser refused the model's call ({"error": ...} in the stream).
+    MODEL = "model"
+    #: The stream ended without its final chunk.
+    CUT = "cut"
+    #: A timeout or a dropped connection.
+    TRANSPORT = "transport"
+    #: A call failed our checks while a reflection could still fix it.
+    CALLS = "calls"
+
+
 @dataclass(frozen=True)
 class Attempt:
     """One request of a chat: which lane its outcome took, why, and what it cost."""
 
     number: int
-    lane: str  # "ok", "model", "salvaged", "transport" or "fatal"
+    lane: Lane
     status: int | None
     error_code: str | None
     delay_s: float
@@ -253,9 +277,9 @@ class OllamaClient:
                 try:
                     delay = self._transport_delay(transport_failures, why, status, headers, body, deadline)
                 except ModelHTTPError:
-                    self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, Lane.TRANSPORT, status, None, 0.0, attempt_usage, took))
                     raise
-                self._note(attempts, correlation_id, Attempt(number, "transport", status, None, delay, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.TRANSPORT, status, None, delay, attempt_usage, took))
                 self._log_backoff(transport_failures, why, delay, correlation_id)
                 await self._sleep(delay)
                 self._check_deadline(deadline, attempts, correlation_id, usage, last_body)
@@ -264,7 +288,7 @@ class OllamaClient:
 
             # ---- fatal lane ----------------------------------------------------------------------------
             if status is not None and status >= 400 and status != 500:
-                self._note(attempts, correlation_id, Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.FATAL, status, None, 0.0, attempt_usage, took))
                 message = error_text or _text(body)
                 if "invalid tool call arguments" in message:
                     message += " (the history sent held malformed tool-call arguments: a toolmend bug, please report)"
@@ -276,17 +300,17 @@ class OllamaClient:
                 raw = _raw_call_text(error_text)
                 salvaged = self._salvage(raw) if raw is not None else None
                 if salvaged is not None:
-                    self._note(attempts, correlation_id, Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, Lane.SALVAGED, status, None, 0.0, attempt_usage, took))
                     calls = _merge(kept, salvaged.calls)
                     message = {"role": "assistant", "content": "", "tool_calls": [_wire_call(c) for c in calls]}
                     return self._result(message, calls, "", usage, attempts, correlation_id, started)
                 last_error = error_text
-                self._note(attempts, correlation_id, Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.MODEL, status, _UNPARSEABLE.code, 0.0, attempt_usage, took))
                 if reflections >= cfg.max_retries or self._over_budget(usage):
                     self._exhausted(attempts, last_error, correlation_id, usage, last_body)
                 reflections += 1
                 work += self._reflect_raw(raw if raw is not None else error_text, error_text)
-                self._log_reflection(reflections, "?", "TLP-004", correlation_id)
+                self._log_reflection(reflections, "?", _UNPARSEABLE.code, correlation_id)
                 self._check_deadline(deadline, attempts, correlation_id, usage, last_body)
                 continue
 
@@ -295,21 +319,21 @@ class OllamaClient:
                 body,
                 self.registry,
                 repair=cfg.enable_auto_repair,
-                max_size=cfg.max_argument_size,
-                max_depth=cfg.max_nesting_depth,
-                timeout_ms=cfg.repair_timeout_ms,
+                max_size=cfg.max_size,
+                max_depth=cfg.max_depth,
+                timeout_ms=cfg.timeout_ms,
             )
             message = reply.get("message", {}) if isinstance(reply, dict) else {}
             calls = _merge(kept, result.calls)
             if result.ok:
-                self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.OK, status, None, 0.0, attempt_usage, took))
                 self._closed()
                 out = {"role": "assistant", "content": result.text, "tool_calls": [_wire_call(c) for c in calls]}
                 if message.get("thinking"):
                     out["thinking"] = message["thinking"]
                 return self._result(out, calls, result.text, usage, attempts, correlation_id, started)
             last_error = result.errors[0]
-            self._note(attempts, correlation_id, Attempt(number, "model", status, last_error.code, 0.0, attempt_usage, took))
+            self._note(attempts, correlation_id, Attempt(number, Lane.MODEL, status, last_error.code, 0.0, attempt_usage, took))
             if reflections >= cfg.max_retries or self._over_budget(usage):
                 self._exhausted(attempts, last_error, correlation_id, usage, last_body)
             reflections += 1
@@ -349,13 +373,13 @@ class OllamaClient:
         while True:
             number = len(attempts) + 1
             payload = self._payload(work, tool_specs, options, stream=True)
-            acc = ToolCallAccumulator(self.registry, max_size=cfg.max_argument_size, max_depth=cfg.max_nesting_depth)
-            text_parser = TextCallParser(self.registry, max_size=cfg.max_argument_size, max_depth=cfg.max_nesting_depth)
+            acc = ToolCallAccumulator(self.registry, max_size=cfg.max_size, max_depth=cfg.max_depth)
+            text_parser = TextCallParser(self.registry, max_size=cfg.max_size, max_depth=cfg.max_depth)
             text_parts: list[str] = []
             calls: list[ToolCall] = []
             errors: list[ToolCallError] = []
             held: list[Any] = []  # events of this attempt not yet shown (while a retry is still possible)
-            outcome: str | None = None  # why this attempt failed, if it did
+            outcome: _Outcome | None = None  # why this attempt failed, if it did
             status: int | None = None
             headers: httpx.Headers | None = None
             body = b""
@@ -376,7 +400,7 @@ class OllamaClient:
                         headers = response.headers
                         body = await response.aread()
                         error_text = _error_text(_json(body)) or _text(body)
-                        outcome = "http"
+                        outcome = _Outcome.HTTP
                     else:
                         lines = response.aiter_lines()
                         try:
@@ -394,7 +418,7 @@ class OllamaClient:
                                     continue
                                 error_text = _error_text(chunk)
                                 if error_text is not None:
-                                    outcome = "model"
+                                    outcome = _Outcome.MODEL
                                     break
                                 message = chunk.get("message") or {}
                                 content = message.get("content") or ""
@@ -423,28 +447,28 @@ class OllamaClient:
                             # Closed here, not left to the garbage collector (no stray task).
                             await lines.aclose()
                         if outcome is None and not done:
-                            outcome = "cut"
+                            outcome = _Outcome.CUT
             except (httpx.TimeoutException, asyncio.TimeoutError):
-                outcome, error_text = "transport", "timeout"
+                outcome, error_text = _Outcome.TRANSPORT, "timeout"
             except httpx.TransportError as e:
-                outcome, error_text = "transport", f"connection failed ({type(e).__name__})"
+                outcome, error_text = _Outcome.TRANSPORT, f"connection failed ({type(e).__name__})"
             took = time.monotonic() - t0
             usage = usage + attempt_usage
             if outcome is None and any(isinstance(e, ToolCallFailed) for e in held) and reflections < cfg.max_retries:
-                outcome = "calls"
+                outcome = _Outcome.CALLS
             if outcome is None:
                 for h in held:
                     yield h
-                self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.OK, status, None, 0.0, attempt_usage, took))
                 self._closed()
                 text = "".join(text_parts)
                 out = {"role": "assistant", "content": text, "tool_calls": [_wire_call(c) for c in calls]}
                 yield Done(self._result(out, calls, text, usage, attempts, correlation_id, started))
                 return
             # A failure: retried only while the caller has seen nothing.
-            lane = "transport" if outcome in ("transport", "cut") or (outcome == "http" and (status in TRANSPORT_STATUSES or (status == 500 and not _is_model_error(error_text)))) else "model"
-            if outcome == "http" and lane != "transport" and not _is_model_error(error_text):
-                self._note(attempts, correlation_id, Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
+            lane = Lane.TRANSPORT if outcome in (_Outcome.TRANSPORT, _Outcome.CUT) or (outcome is _Outcome.HTTP and (status in TRANSPORT_STATUSES or (status == 500 and not _is_model_error(error_text)))) else Lane.MODEL
+            if outcome is _Outcome.HTTP and lane is not Lane.TRANSPORT and not _is_model_error(error_text):
+                self._note(attempts, correlation_id, Attempt(number, Lane.FATAL, status, None, 0.0, attempt_usage, took))
                 raise ModelHTTPError(error_text or "", status=status)
             if yielded:
                 raise MidStreamError(
@@ -456,40 +480,40 @@ class OllamaClient:
                     usage=usage,
                     received=tuple(calls),
                 )
-            if lane == "transport":
+            if lane is Lane.TRANSPORT:
                 transport_failures += 1
                 why = error_text or outcome
                 try:
                     delay = self._transport_delay(transport_failures, why, status, headers, body, deadline)
                 except ModelHTTPError:
-                    self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, Lane.TRANSPORT, status, None, 0.0, attempt_usage, took))
                     raise
-                self._note(attempts, correlation_id, Attempt(number, "transport", status, None, delay, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.TRANSPORT, status, None, delay, attempt_usage, took))
                 self._log_backoff(transport_failures, why, delay, correlation_id)
                 await self._sleep(delay)
                 self._check_deadline(deadline, attempts, correlation_id, usage, None)
                 continue
             # Model lane: Ollama's raw text salvaged, or the failed calls reflected.
-            if outcome in ("model", "http"):
+            if outcome in (_Outcome.MODEL, _Outcome.HTTP):
                 raw = _raw_call_text(error_text or "")
                 salvaged = self._salvage(raw) if raw is not None else None
                 if salvaged is not None:
-                    self._note(attempts, correlation_id, Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, Lane.SALVAGED, status, None, 0.0, attempt_usage, took))
                     for call in salvaged.calls:
                         yield ToolCallCompleted(call)
                     out = {"role": "assistant", "content": "", "tool_calls": [_wire_call(c) for c in salvaged.calls]}
                     yield Done(self._result(out, list(salvaged.calls), "", usage, attempts, correlation_id, started))
                     return
-                self._note(attempts, correlation_id, Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.MODEL, status, _UNPARSEABLE.code, 0.0, attempt_usage, took))
                 if reflections >= cfg.max_retries or self._over_budget(usage):
                     self._exhausted(attempts, error_text, correlation_id, usage, None)
                 reflections += 1
                 work += self._reflect_raw(raw if raw is not None else (error_text or ""), error_text or "")
-                self._log_reflection(reflections, "?", "TLP-004", correlation_id)
+                self._log_reflection(reflections, "?", _UNPARSEABLE.code, correlation_id)
             else:
                 failed = [e.error for e in held if isinstance(e, ToolCallFailed)]
                 self._stats.failed(failed)
-                self._note(attempts, correlation_id, Attempt(number, "model", status, failed[0].code, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.MODEL, status, failed[0].code, 0.0, attempt_usage, took))
                 if self._over_budget(usage):
                     self._exhausted(attempts, failed[0], correlation_id, usage, None)
                 reflections += 1
@@ -644,7 +668,7 @@ class OllamaClient:
         lines = [f"- {f.path or '/'}: {f.message}" + (f" (expected {f.expected}, got {f.actual})" if f.expected else "") for f in error.validation]
         return self.config.retry_prompt_template.format(
             tool_name=error.tool_name or "?",
-            error_type=_ERROR_TYPES.get(error.code[:7], "invalid tool call"),
+            error_type=_error_type(error.code),
             error_code=error.code,
             error_position=error.position if error.position is not None else "-",
             error_message=error.message + (f" ({error.suggestion})" if error.suggestion else ""),
@@ -666,8 +690,8 @@ class OllamaClient:
     def _reflect_raw(self, raw: str, error_text: str) -> list[dict[str, Any]]:
         prompt = self.config.retry_prompt_template.format(
             tool_name="?",
-            error_type="invalid JSON",
-            error_code="TLP-004",
+            error_type=_UNPARSEABLE.title,
+            error_code=_UNPARSEABLE.code,
             error_position="-",
             error_message=error_text,
             validation_errors="",
@@ -749,7 +773,7 @@ class OllamaClient:
                 response=body,
                 usage=usage,
             )
-        code = getattr(last_error, "code", "TLP-004")
+        code = getattr(last_error, "code", _UNPARSEABLE.code)
         self._stats.count("chats_exhausted")
         count = self._exhausted_in_a_row.get(self.model, 0) + 1
         self._exhausted_in_a_row[self.model] = count
@@ -819,9 +843,9 @@ class Stats:
 
     def attempt(self, attempt: Attempt) -> None:
         self.count("attempts")
-        lane = {"model": "reflected", "salvaged": "salvaged", "transport": "backed_off", "fatal": "fatal"}.get(attempt.lane)
-        if lane:
-            self.count(lane)
+        counter = _LANE_COUNTERS.get(attempt.lane)
+        if counter:
+            self.count(counter)
         _observe(self.attempt_ms, attempt.duration_s)
 
     def failed(self, errors: Iterable[ToolCallError]) -> None:
@@ -857,19 +881,16 @@ def _observe(histogram: list[int], seconds: float) -> None:
             return
 
 
-_ERROR_TYPES = {
-    "TLP-001": "missing function",
-    "TLP-002": "missing tool name",
-    "TLP-003": "invalid tool name",
-    "TLP-004": "invalid JSON",
-    "TLP-005": "tool name too long",
-    "TLP-007": "arguments too large",
-    "TLP-008": "arguments nested too deep",
-    "TSR-001": "unknown tool",
-    "TSR-003": "missing required argument",
-    "TSR-004": "wrong argument type",
-    "TSR-005": "argument constraint violated",
-}
+#: Stats counters of the lanes that are not ok.
+_LANE_COUNTERS = {Lane.MODEL: "reflected", Lane.SALVAGED: "salvaged", Lane.TRANSPORT: "backed_off", Lane.FATAL: "fatal"}
+
+_UNPARSEABLE = ERROR_CODES["TLP-004"]
+
+
+def _error_type(code: str) -> str:
+    """The words a reflection prompt names an error with: the code's title in the catalogue."""
+    info = ERROR_CODES.get(code[:7])
+    return info.title if info is not None else "invalid tool call"
 
 
 def _json(body: bytes) -> Any:
@@ -905,7 +926,7 @@ def _raw_call_text(error_text: str) -> str | None:
 
 
 def _loose(raw: str) -> Any:
-    from toolmend.repair import loads
+    from toolmend._repair import loads
 
     try:
         return loads(raw)

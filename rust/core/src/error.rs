@@ -78,7 +78,7 @@ error_catalogue! {
         cause: "The call's function name is missing, empty or only whitespace.",
         fix: "Have the model name one of the declared tools; the reflection prompt lists them.";
     InvalidName = "TLP-003", "invalid tool name",
-        cause: "The name holds characters other than ASCII letters, digits and `_` (a hyphen, a space, a dot, quotes left around it).",
+        cause: "The name is not a string, or holds characters other than ASCII letters, digits and `_` (a hyphen, a space, a dot, quotes left around it).",
         fix: "Declare tool names made of letters, digits and underscores, and have the model call them exactly as declared.";
     Unparseable = "TLP-004", "invalid JSON",
         cause: "The arguments are not JSON and repair could not mend them (prose instead of arguments, or repair turned off), or they are JSON but not an object.",
@@ -257,7 +257,8 @@ mod tests {
             *expected += 1;
             assert_eq!(ErrorCode::from_code(code.as_str()), Some(code));
         }
-        assert_eq!(ErrorCode::from_code("TLP-999"), None);
+        assert_eq!(ErrorCode::from_code("tlp-004"), None);
+        assert_eq!(ErrorCode::from_code("TLP-04"), None);
     }
 
     #[test]
