@@ -76,6 +76,9 @@ impl Limits {
     }
 }
 
+// The defaults are settings like any other: within the ceiling.
+const _: () = assert!(Limits::DEFAULT.max_depth <= Limits::MAX_DEPTH_CEILING);
+
 /// A limit that may not be set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LimitsError {
@@ -190,7 +193,6 @@ mod tests {
     #[test]
     fn defaults_are_one_constant() {
         assert_eq!(Limits::default(), Limits::DEFAULT);
-        assert!(Limits::DEFAULT.max_depth <= Limits::MAX_DEPTH_CEILING);
     }
 
     #[test]
