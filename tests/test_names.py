@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 import toolmend
-from toolmend._states import Lane, _StrEnum
+from toolmend._states import Lane, StreamEventKind, _StrEnum
 from toolmend.config import RENAMED_FIELDS, RetryConfig
 
 # ---- RetryConfig: the new names, and the former ones for one release ----------------------------------------
@@ -174,3 +174,17 @@ def test_attempts_record_their_lane_as_a_lane() -> None:
     result = asyncio.run(chat())
     assert [a.lane for a in result.attempts] == [Lane.MODEL, Lane.OK] == ["model", "ok"]
     assert all(type(a.lane) is Lane for a in result.attempts)
+
+
+def test_stream_events_are_of_the_kinds_stream_event_kind_names() -> None:
+    assert toolmend.StreamEventKind is StreamEventKind
+    acc = toolmend.ToolCallAccumulator(max_size=30)
+    seen = []
+    for chunk in (
+        toolmend.ToolCallDelta(0, id="a", name="read_"),
+        toolmend.ToolCallDelta(0, name="file", arguments='{"path": "x"}', complete=True),
+        toolmend.ToolCallDelta(1, id="b", name="t", arguments='{"text": "' + "x" * 40),
+    ):
+        seen += [event.kind for event in acc.feed(chunk)]
+    assert set(seen) == {kind.value for kind in StreamEventKind}
+    assert all(StreamEventKind(kind) == kind for kind in seen)

@@ -5,7 +5,7 @@ import logging
 from toolmend._core import LOADS_MAX_DEPTH, __version__
 from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING
 from toolmend._repair import Repair, RepairError, RepairResult, loads, repair
-from toolmend._states import Lane
+from toolmend._states import Lane, StreamEventKind
 from toolmend.config import RetryConfig
 from toolmend.errors import (
     ERROR_CODES,
@@ -57,6 +57,7 @@ __all__ = [
     "SchemaError",
     "SkippedTool",
     "StreamEvent",
+    "StreamEventKind",
     "TextCallParser",
     "ToolInfo",
     "ToolCall",

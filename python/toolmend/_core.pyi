@@ -1,17 +1,13 @@
 """Type stubs of the compiled module; toolmend re-exports the public names."""
 
-from typing import Any, Literal, Mapping, TypedDict, Union, final
+from typing import Any, Literal, Mapping, Union, final
 
 __version__: str
 LOADS_MAX_DEPTH: int
 
-class _Limits(TypedDict):
-    max_size: int
-    max_depth: int
-    timeout_ms: int
-
-#: The limits a call takes when it does not set them (Limits::DEFAULT of the Rust core).
-DEFAULT_LIMITS: _Limits
+#: The limits a call takes when it does not set them (Limits::DEFAULT of the Rust core):
+#: {"max_size": bytes, "max_depth": levels, "timeout_ms": milliseconds}.
+DEFAULT_LIMITS: dict[str, int]
 #: The largest max_depth that validation, parse_response and the stream readers accept.
 MAX_DEPTH_CEILING: int
 

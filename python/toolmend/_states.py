@@ -36,3 +36,18 @@ class Lane(StrEnum):
     TRANSPORT = "transport"
     #: A refusal no retry can fix (404, 400, auth): raised as ModelHTTPError.
     FATAL = "fatal"
+
+
+class StreamEventKind(StrEnum):
+    """What a chunk fed to a ToolCallAccumulator caused (``StreamEvent.kind``)."""
+
+    #: A new call (index, id) appeared.
+    STARTED = "started"
+    #: Text was added to the call's name (``text``).
+    NAME = "name"
+    #: Text was added to the call's arguments (``text``, ``path``).
+    ARGUMENTS = "arguments"
+    #: The call is whole and passed every check.
+    COMPLETED = "completed"
+    #: The call failed (``code``, ``message``).
+    FAILED = "failed"

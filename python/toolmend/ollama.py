@@ -27,7 +27,7 @@ import httpx
 import orjson
 
 from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator, ToolCallError
-from toolmend._states import Lane, StrEnum
+from toolmend._states import Lane, StrEnum, StreamEventKind
 from toolmend.config import RetryConfig
 from toolmend.errors import (
     ERROR_CODES,
@@ -540,10 +540,10 @@ class OllamaClient:
         out: list[Any] = []
         names: dict[int, str] = {}
         for e in events:
-            if e.kind == "name":
+            if e.kind == StreamEventKind.NAME:
                 names[e.index] = names.get(e.index, "") + (e.text or "")
                 out.append(ToolCallStarted(e.index, e.id, names[e.index]))
-            elif e.kind == "arguments":
+            elif e.kind == StreamEventKind.ARGUMENTS:
                 out.append(ToolCallArgumentsDelta(e.index, e.path or "", e.text or "", acc.partial(e.index)))
         return out + OllamaClient._finish_events(acc.completed(), calls, errors)
 
