@@ -3,9 +3,14 @@
 import logging
 
 from toolmend._core import LOADS_MAX_DEPTH, __version__
+from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING
+from toolmend._repair import Repair, RepairError, RepairResult, loads, repair
+from toolmend._states import Lane, StreamEventKind
 from toolmend.config import RetryConfig
 from toolmend.errors import (
+    ERROR_CODES,
     CircuitOpenError,
+    ErrorInfo,
     MidStreamError,
     ModelHTTPError,
     ParseError,
@@ -17,7 +22,6 @@ from toolmend.errors import (
     ValidationError,
 )
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
-from toolmend.repair import Repair, RepairError, RepairResult, loads, repair
 from toolmend.response import ParseResult, ToolCall, ToolCallError, parse_response
 from toolmend._core import StreamEvent, TextCallParser, ToolCallAccumulator, ToolCallDelta
 
@@ -25,7 +29,12 @@ __all__ = [
     "Attempt",
     "ChatResult",
     "CircuitOpenError",
+    "DEFAULT_LIMITS",
     "Done",
+    "ERROR_CODES",
+    "ErrorInfo",
+    "Lane",
+    "MAX_DEPTH_CEILING",
     "MidStreamError",
     "TextDelta",
     "ToolCallArgumentsDelta",
@@ -48,6 +57,7 @@ __all__ = [
     "SchemaError",
     "SkippedTool",
     "StreamEvent",
+    "StreamEventKind",
     "TextCallParser",
     "ToolInfo",
     "ToolCall",

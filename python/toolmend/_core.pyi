@@ -1,9 +1,39 @@
 """Type stubs of the compiled module; toolmend re-exports the public names."""
 
-from typing import Any, Mapping, Union, final
+from typing import Any, Literal, Mapping, Union, final
 
 __version__: str
 LOADS_MAX_DEPTH: int
+
+#: The limits a call takes when it does not set them (Limits::DEFAULT of the Rust core):
+#: {"max_size": bytes, "max_depth": levels, "timeout_ms": milliseconds}.
+DEFAULT_LIMITS: dict[str, int]
+#: The largest max_depth that validation, parse_response and the stream readers accept.
+MAX_DEPTH_CEILING: int
+
+#: Every error code of the catalogue (tests check this list against ERROR_CODES).
+ErrorCodeStr = Literal[
+    "TLP-001",
+    "TLP-002",
+    "TLP-003",
+    "TLP-004",
+    "TLP-005",
+    "TLP-006",
+    "TLP-007",
+    "TLP-008",
+    "TLP-009",
+    "TSR-001",
+    "TSR-002",
+    "TSR-003",
+    "TSR-004",
+    "TSR-005",
+    "TSR-006",
+    "TSR-007",
+    "TSR-008",
+]
+
+#: The error catalogue, in order: (code, name, title, cause, fix) for each code.
+ERROR_CODES: tuple[tuple[ErrorCodeStr, str, str, str, str], ...]
 
 _Text = Union[str, bytes, bytearray]
 
@@ -27,7 +57,7 @@ class RepairError:
 
     def __init__(self, code: str, message: str, position: int, suggestion: str) -> None: ...
     @property
-    def code(self) -> str:
+    def code(self) -> ErrorCodeStr:
         """The error code: "TLP-004" (no JSON value), "TLP-007" (size) or "TLP-008" (depth or deadline)."""
     @property
     def message(self) -> str:
@@ -65,14 +95,15 @@ class RepairResult:
     def raise_for_error(self) -> RepairResult:
         """Raises ParseError when the text could not be repaired; returns the result otherwise."""
 
+# Defaults of every limit: DEFAULT_LIMITS.
 def repair(
-    text: _Text, *, max_size: int = 1_048_576, max_depth: int = 64, timeout_ms: int = 100
+    text: _Text, *, max_size: int = ..., max_depth: int = ..., timeout_ms: int = ...
 ) -> RepairResult:
     """Repairs text into one strict JSON value in linear time; never raises for bad input (see `error`).
 
     Valid JSON comes back unchanged (the same str object) with an empty log. Positions are byte offsets
     into the UTF-8 encoding of the input."""
-def loads(text: _Text, *, max_size: int = 1_048_576, max_depth: int = 64, timeout_ms: int = 100) -> Any:
+def loads(text: _Text, *, max_size: int = ..., max_depth: int = ..., timeout_ms: int = ...) -> Any:
     """Repairs text when needed and returns Python objects; raises ParseError when it cannot.
 
     Valid JSON within the limits is parsed by orjson, anything else repaired and built by jiter;
@@ -97,7 +128,7 @@ class FieldError:
     def path(self) -> str:
         """JSON Pointer to the value ("" for the whole arguments)."""
     @property
-    def code(self) -> str:
+    def code(self) -> ErrorCodeStr:
         """The error code, "TSR-001" to "TSR-005" (or "TLP-007" / "TLP-008" when the arguments pass a limit)."""
     @property
     def message(self) -> str:
@@ -155,7 +186,7 @@ class ToolInfo:
 class ToolRegistry:
     """Tools by name, each schema compiled once (toolmend.ToolRegistry adds functions and files)."""
 
-    def __init__(self, strict: bool = True, *, max_size: int = 1_048_576, max_depth: int = 64) -> None: ...
+    def __init__(self, strict: bool = True, *, max_size: int = ..., max_depth: int = ...) -> None: ...
     @property
     def strict(self) -> bool:
         """True when object schemas are closed to unknown properties (the default)."""
@@ -217,7 +248,7 @@ class ToolCallError:
     """Why one call of a reply could not be used."""
 
     @property
-    def code(self) -> str:
+    def code(self) -> ErrorCodeStr:
         """The error code: "TLP-00x" for the call itself, "TSR-00x" for the tool and its schema."""
     @property
     def message(self) -> str:
@@ -264,9 +295,9 @@ def parse_response(
     *,
     repair: bool = True,
     text_calls: bool = True,
-    max_size: int = 1_048_576,
-    max_depth: int = 64,
-    timeout_ms: int = 100,
+    max_size: int = ...,
+    max_depth: int = ...,
+    timeout_ms: int = ...,
 ) -> ParseResult:
     """The checked tool calls of an Ollama /api/chat reply or an OpenAI-compatible chat completion.
 
@@ -337,9 +368,9 @@ class ToolCallAccumulator:
         self,
         registry: ToolRegistry | None = None,
         *,
-        max_size: int = 1_048_576,
-        max_depth: int = 64,
-        timeout_ms: int = 100,
+        max_size: int = ...,
+        max_depth: int = ...,
+        timeout_ms: int = ...,
     ) -> None: ...
     def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray) -> list[StreamEvent]:
         """Takes one chunk (an OpenAI chunk or delta, an Ollama line, raw SSE or NDJSON bytes split
@@ -363,9 +394,9 @@ class TextCallParser:
         registry: ToolRegistry | None = None,
         *,
         max_buffer: int = 50_000,
-        max_size: int = 1_048_576,
-        max_depth: int = 64,
-        timeout_ms: int = 100,
+        max_size: int = ...,
+        max_depth: int = ...,
+        timeout_ms: int = ...,
     ) -> None: ...
     def feed(self, token: str) -> list[str | ToolCall | ToolCallError]:
         """One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order."""

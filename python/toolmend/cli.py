@@ -8,7 +8,8 @@ import sys
 from typing import TYPE_CHECKING, Sequence
 
 from toolmend.errors import UnknownToolError
-from toolmend.repair import MAX_DEPTH, MAX_SIZE, TIMEOUT_MS, RepairError, repair
+from toolmend._limits import DEFAULT_LIMITS
+from toolmend._repair import RepairError, repair
 
 if TYPE_CHECKING:
     from toolmend.registry import ToolRegistry
@@ -277,9 +278,9 @@ def _parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("repair", help="print FILE (or stdin) repaired into strict JSON")
     rep.add_argument("file", nargs="?", default="-", metavar="FILE|-")
     rep.add_argument("--report", action="store_true", help="print the repair log as JSON instead")
-    rep.add_argument("--max-size", type=int, default=MAX_SIZE, help="bytes (default %(default)s)")
-    rep.add_argument("--max-depth", type=int, default=MAX_DEPTH, help="levels (default %(default)s)")
-    rep.add_argument("--timeout-ms", type=int, default=TIMEOUT_MS, help="deadline (default %(default)s)")
+    rep.add_argument("--max-size", type=int, default=DEFAULT_LIMITS["max_size"], help="bytes (default %(default)s)")
+    rep.add_argument("--max-depth", type=int, default=DEFAULT_LIMITS["max_depth"], help="levels (default %(default)s)")
+    rep.add_argument("--timeout-ms", type=int, default=DEFAULT_LIMITS["timeout_ms"], help="deadline (default %(default)s)")
     rep.set_defaults(run=_repair_command)
     tools = commands.add_parser("tools", help="list the tools of a tools file, or show one")
     tools.add_argument("action", choices=["list", "show"])

@@ -1,15 +1,32 @@
-"""RetryConfig: how the Ollama client retries, repairs and times out (the seed's fields and defaults).
+"""RetryConfig: how the Ollama client retries, repairs and times out.
 
 Precedence: keyword argument > environment (``TOOLMEND_<FIELD>``) > file > default. Files:
 ``.agent/config.yml`` (``model.providers.ollama.tool_call``) or ``toolmend.toml`` (``[tool_call]``).
+
+The limits of each reply's calls are named as everywhere else in toolmend: ``max_size``, ``max_depth``,
+``timeout_ms``. Their former names here (``max_argument_size``, ``max_nesting_depth``,
+``repair_timeout_ms``) are still read, as keywords, attributes, file keys and ``TOOLMEND_*`` variables,
+with a DeprecationWarning; they go away in the next release.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
-from typing import Any, Mapping
+import warnings
+from typing import Any, Callable, Mapping
 
 import msgspec
+
+from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING
+
+#: Former field names and the names that replace them.
+RENAMED_FIELDS: Mapping[str, str] = {
+    "max_argument_size": "max_size",
+    "max_nesting_depth": "max_depth",
+    "repair_timeout_ms": "timeout_ms",
+}
 
 DEFAULT_RETRY_PROMPT = """\
 The tool call arguments you provided for '{tool_name}' could not be used.
@@ -28,7 +45,8 @@ Please call '{tool_name}' again with corrected JSON arguments.
 Do not include any explanation, only the corrected call."""
 
 
-class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RetryConfig:
     """Retry, repair and timeout settings. Invalid values raise ValueError naming the field."""
 
     #: Reflection requests after the first one when tool calls keep failing (1..10).
@@ -40,10 +58,13 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
     #: Transport retries (429, 503, 502, 504, timeouts, dropped connections) per request.
     model_http_retries: int = 2
     enable_auto_repair: bool = True
-    repair_timeout_ms: int = 100
+    #: The limits every call of a reply is read under, as in repair() and parse_response(): arguments
+    #: over max_size bytes are TLP-007; nesting over max_depth levels (at most MAX_DEPTH_CEILING) or a
+    #: repair longer than timeout_ms milliseconds is TLP-008.
+    max_size: int = DEFAULT_LIMITS["max_size"]
+    max_depth: int = DEFAULT_LIMITS["max_depth"]
+    timeout_ms: int = DEFAULT_LIMITS["timeout_ms"]
     strict_validation: bool = True
-    max_nesting_depth: int = 64
-    max_argument_size: int = 1_048_576
     retry_prompt_template: str = DEFAULT_RETRY_PROMPT
     #: Seconds: connecting; the first byte of a reply (a model may be loading); the whole chat with retries.
     connect_timeout_s: float = 10.0
@@ -68,14 +89,19 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
     log_argument_values: bool = False
 
     def __post_init__(self) -> None:
+        if self.max_depth > MAX_DEPTH_CEILING:
+            raise ValueError(
+                f"RetryConfig.max_depth = {self.max_depth!r} is over the ceiling of {MAX_DEPTH_CEILING} "
+                "(toolmend.MAX_DEPTH_CEILING)"
+            )
         checks = {
             "max_retries": 1 <= self.max_retries <= 10,
             "retry_delay_ms": self.retry_delay_ms >= 0,
             "backoff_cap_ms": self.backoff_cap_ms >= self.retry_delay_ms,
             "model_http_retries": 0 <= self.model_http_retries <= 10,
-            "repair_timeout_ms": self.repair_timeout_ms >= 0,
-            "max_nesting_depth": 1 <= self.max_nesting_depth <= 10_000,
-            "max_argument_size": self.max_argument_size >= 1,
+            "timeout_ms": self.timeout_ms >= 0,
+            "max_depth": self.max_depth >= 1,
+            "max_size": self.max_size >= 1,
             "connect_timeout_s": self.connect_timeout_s > 0,
             "first_byte_timeout_s": self.first_byte_timeout_s > 0,
             "idle_timeout_s": self.idle_timeout_s > 0,
@@ -90,18 +116,36 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
             if not ok:
                 raise ValueError(f"RetryConfig.{field} = {getattr(self, field)!r} is out of range")
 
+    # The former names, read-only, for one release.
+    @property
+    def max_argument_size(self) -> int:
+        _warn_renamed("max_argument_size", "attribute", stacklevel=3)
+        return self.max_size
+
+    @property
+    def max_nesting_depth(self) -> int:
+        _warn_renamed("max_nesting_depth", "attribute", stacklevel=3)
+        return self.max_depth
+
+    @property
+    def repair_timeout_ms(self) -> int:
+        _warn_renamed("repair_timeout_ms", "attribute", stacklevel=3)
+        return self.timeout_ms
+
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None, **overrides: Any) -> RetryConfig:
         """The configuration from a file (if given), the environment and keyword overrides."""
         values: dict[str, Any] = {}
         if path is not None:
-            values.update(_from_file(path))
-        fields = set(cls.__struct_fields__)
-        for field in fields:
-            env = os.environ.get(f"TOOLMEND_{field.upper()}")
+            values.update(_new_names(_from_file(path), f"key of {os.fspath(path)}", ValueError))
+        fields = {f.name for f in dataclasses.fields(cls)}
+        environment = {}
+        for name in sorted(fields | set(RENAMED_FIELDS)):
+            env = os.environ.get(f"TOOLMEND_{name.upper()}")
             if env is not None:
-                values[field] = env
-        values.update(overrides)
+                environment[name] = env
+        values.update(_new_names(environment, "environment variable", ValueError, prefix="TOOLMEND_"))
+        values.update(_new_names(overrides, "keyword argument", TypeError))
         unknown = set(values) - fields
         if unknown:
             raise ValueError(f"RetryConfig has no field {sorted(unknown)[0]!r}")
@@ -112,8 +156,53 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
             raise ValueError(f"RetryConfig: {e}") from None
 
 
+def _warn_renamed(old: str, kind: str, prefix: str = "", stacklevel: int = 4) -> None:
+    warnings.warn(
+        f"RetryConfig: {_shown(old, prefix)} ({kind}) is deprecated and goes away in the next release; "
+        f"use {_shown(RENAMED_FIELDS[old], prefix)}, the name repair() and parse_response() use",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def _shown(field: str, prefix: str) -> str:
+    return f"{prefix}{field.upper()}" if prefix else field
+
+
+def _new_names(
+    values: Mapping[str, Any], kind: str, error: type[Exception], prefix: str = ""
+) -> dict[str, Any]:
+    """``values`` with the former field names replaced by the new ones, each with a DeprecationWarning
+    that points at the caller of the function that called this one."""
+    out = dict(values)
+    for old, new in RENAMED_FIELDS.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise error(
+                f"RetryConfig: {_shown(old, prefix)} and {_shown(new, prefix)} both given; "
+                f"{_shown(old, prefix)} is the former name of {_shown(new, prefix)}"
+            )
+        _warn_renamed(old, kind, prefix)
+        out[new] = out.pop(old)
+    return out
+
+
+def _accept_former_names(init: Callable[..., None]) -> Callable[..., None]:
+    @functools.wraps(init)
+    def __init__(self: RetryConfig, **kwargs: Any) -> None:
+        init(self, **_new_names(kwargs, "keyword argument", TypeError))
+
+    return __init__
+
+
+# The dataclass's own __init__ stays what type checkers and inspect.signature see.
+RetryConfig.__init__ = _accept_former_names(RetryConfig.__init__)  # type: ignore[method-assign]
+
+
 def _from_file(path: str | os.PathLike[str]) -> Mapping[str, Any]:
-    text = open(path, "rb").read()  # noqa: SIM115 - small file, read once
+    with open(path, "rb") as f:
+        text = f.read()
     name = os.fspath(path)
     if name.endswith((".toml",)):
         try:

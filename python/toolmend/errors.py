@@ -1,8 +1,16 @@
-"""The exception hierarchy, defined once; every field is an attribute and errors() gives plain dicts."""
+"""The exception hierarchy, defined once; every field is an attribute and errors() gives plain dicts.
+
+Also the error catalogue: ``ERROR_CODES`` maps every code to its title, cause and fix (written once, in the
+Rust core) and to the Python types that report it. docs/errors.md is generated from it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple
+
+from toolmend import _core
+from toolmend._core import FieldError, RepairError, ToolCallError
 
 
 class ToolmendError(Exception):
@@ -129,3 +137,83 @@ class MidStreamError(RetryExhaustedError):
 
 class TokenBudgetError(RetryExhaustedError):
     """A chat stopped because its attempts used up ``RetryConfig.token_budget``."""
+
+
+# ---- the catalogue -----------------------------------------------------------------------------------
+
+
+class ErrorInfo(NamedTuple):
+    """One error code: what it is called, what causes it, what fixes it, and where it shows up."""
+
+    code: str
+    #: The variant's name in the Rust core's ErrorCode.
+    name: str
+    title: str
+    cause: str
+    fix: str
+    #: The exceptions raised with this code and the result types that carry it as data.
+    reported_as: tuple[type, ...]
+
+
+# Where each code reaches Python. Calls that fail inside a reply are returned, not raised: their code is on
+# the ToolCallError (and on the failed StreamEvent of a stream).
+_VALIDATION = (ValidationError, FieldError, ToolCallError)
+_LIMIT = (ParseError, RepairError, ToolCallError, ValidationError, FieldError)
+_REPORTED_AS: Mapping[str, tuple[type, ...]] = {
+    "TLP-001": (ToolCallError,),
+    "TLP-002": (ToolCallError,),
+    "TLP-003": (ToolCallError,),
+    "TLP-004": (ParseError, RepairError, ToolCallError),
+    "TLP-005": (ToolCallError,),
+    "TLP-006": (ParseError, ToolCallError),
+    "TLP-007": (*_LIMIT, ModelHTTPError),
+    "TLP-008": _LIMIT,
+    "TLP-009": (ModelHTTPError,),
+    "TSR-001": (UnknownToolError, FieldError, ToolCallError),
+    "TSR-002": _VALIDATION,
+    "TSR-003": _VALIDATION,
+    "TSR-004": _VALIDATION,
+    "TSR-005": _VALIDATION,
+    "TSR-006": (SchemaError,),
+    "TSR-007": (SchemaError,),
+    "TSR-008": (SchemaError,),
+}
+
+#: Every error code, in catalogue order: ``ERROR_CODES["TLP-004"].fix``.
+ERROR_CODES: Mapping[str, ErrorInfo] = MappingProxyType(
+    {
+        code: ErrorInfo(code, name, title, cause, fix, _REPORTED_AS.get(code, ()))
+        for code, name, title, cause, fix in _core.ERROR_CODES
+    }
+)
+
+
+def catalogue_markdown() -> str:
+    """docs/errors.md: one section per code with its title, cause and fix."""
+    lines = [
+        "# Error codes",
+        "",
+        "<!-- Generated from the catalogue in rust/core/src/error.rs by `python docs/gen_errors.py`; do not edit. -->",
+        "",
+        "Every error toolmend reports carries a stable code: `TLP` for reading a tool call (its name, its",
+        "arguments, the limits), `TSR` for the tool registry (definitions and validation). The code is the",
+        "`code` of the exception (of each of a `ValidationError`'s `errors`) or of the error returned as data",
+        "(`ToolCallError`, `FieldError`, `RepairError`); `toolmend.ERROR_CODES[code]` holds the text below.",
+        "",
+        "| code | title |",
+        "| --- | --- |",
+    ]
+    lines += [f"| {info.code} | {info.title} |" for info in ERROR_CODES.values()]
+    for info in ERROR_CODES.values():
+        reported = ", ".join(f"`{t.__name__}`" for t in info.reported_as)
+        lines += [
+            "",
+            f"## {info.code}: {info.title}",
+            "",
+            f"**Cause.** {info.cause}",
+            "",
+            f"**Fix.** {info.fix}",
+            "",
+            f"Reported as {reported}.",
+        ]
+    return "\n".join(lines) + "\n"

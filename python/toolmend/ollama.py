@@ -28,8 +28,16 @@ import orjson
 
 from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator, ToolCallError
 from toolmend._log import loggable
+from toolmend._states import Lane
 from toolmend.config import RetryConfig
-from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError
+from toolmend.errors import (
+    ERROR_CODES,
+    CircuitOpenError,
+    MidStreamError,
+    ModelHTTPError,
+    RetryExhaustedError,
+    TokenBudgetError,
+)
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
 
@@ -37,6 +45,7 @@ __all__ = [
     "Attempt",
     "ChatResult",
     "Done",
+    "Lane",
     "OllamaClient",
     "TextDelta",
     "ToolCallArgumentsDelta",
@@ -89,7 +98,7 @@ class Attempt:
     """One request of a chat: which lane its outcome took, why, and what it cost."""
 
     number: int
-    lane: str  # "ok", "model", "salvaged", "transport" or "fatal"
+    lane: Lane
     status: int | None
     error_code: str | None
     delay_s: float
@@ -245,7 +254,7 @@ class OllamaClient:
             try:
                 status, headers, body, failure = await self._post(payload, deadline)
             except ReplyTooLarge as e:
-                self._note(attempts, correlation_id, Attempt(number, "fatal", e.status, "TLP-007", 0.0, Usage(), time.monotonic() - t0))
+                self._note(attempts, correlation_id, Attempt(number, Lane.FATAL, e.status, "TLP-007", 0.0, Usage(), time.monotonic() - t0))
                 raise e.error() from None
             took = time.monotonic() - t0
             reply = _json(body)
@@ -263,9 +272,9 @@ class OllamaClient:
                 try:
                     delay = self._transport_delay(transport_failures, why, status, headers, body, deadline)
                 except ModelHTTPError:
-                    self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, Lane.TRANSPORT, status, None, 0.0, attempt_usage, took))
                     raise
-                self._note(attempts, correlation_id, Attempt(number, "transport", status, None, delay, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.TRANSPORT, status, None, delay, attempt_usage, took))
                 self._log_backoff(transport_failures, why, delay, correlation_id)
                 await self._sleep(delay)
                 self._check_deadline(deadline, attempts, correlation_id, usage, last_body)
@@ -275,11 +284,11 @@ class OllamaClient:
             # ---- fatal lane ----------------------------------------------------------------------------
             refusal = _not_a_reply(status, headers, reply, body)
             if refusal is not None:
-                self._note(attempts, correlation_id, Attempt(number, "fatal", status, refusal.code, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.FATAL, status, refusal.code, 0.0, attempt_usage, took))
                 logger.warning("reply refused (correlation: %s): %s", correlation_id, loggable(refusal.message))
                 raise refusal
             if status is not None and status >= 400 and status != 500:
-                self._note(attempts, correlation_id, Attempt(number, "fatal", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.FATAL, status, None, 0.0, attempt_usage, took))
                 message = error_text or _text(body)
                 if "invalid tool call arguments" in message:
                     message += " (the history sent held malformed tool-call arguments: a toolmend bug, please report)"
@@ -291,12 +300,12 @@ class OllamaClient:
                 raw = _raw_call_text(error_text)
                 salvaged = self._salvage(raw) if raw is not None else None
                 if salvaged is not None:
-                    self._note(attempts, correlation_id, Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, Lane.SALVAGED, status, None, 0.0, attempt_usage, took))
                     calls = _merge(kept, salvaged.calls)
                     message = {"role": "assistant", "content": "", "tool_calls": [_wire_call(c) for c in calls]}
                     return self._result(message, calls, "", usage, attempts, correlation_id, started)
                 last_error = error_text
-                self._note(attempts, correlation_id, Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.MODEL, status, "TLP-004", 0.0, attempt_usage, took))
                 if reflections >= cfg.max_retries or self._over_budget(usage):
                     self._exhausted(attempts, last_error, correlation_id, usage, last_body)
                 reflections += 1
@@ -310,21 +319,21 @@ class OllamaClient:
                 body,
                 self.registry,
                 repair=cfg.enable_auto_repair,
-                max_size=cfg.max_argument_size,
-                max_depth=cfg.max_nesting_depth,
-                timeout_ms=cfg.repair_timeout_ms,
+                max_size=cfg.max_size,
+                max_depth=cfg.max_depth,
+                timeout_ms=cfg.timeout_ms,
             )
             message = reply.get("message", {}) if isinstance(reply, dict) else {}
             calls = _merge(kept, result.calls)
             if result.ok:
-                self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.OK, status, None, 0.0, attempt_usage, took))
                 self._closed()
                 out = {"role": "assistant", "content": result.text, "tool_calls": [_wire_call(c) for c in calls]}
                 if message.get("thinking"):
                     out["thinking"] = message["thinking"]
                 return self._result(out, calls, result.text, usage, attempts, correlation_id, started)
             last_error = result.errors[0]
-            self._note(attempts, correlation_id, Attempt(number, "model", status, last_error.code, 0.0, attempt_usage, took))
+            self._note(attempts, correlation_id, Attempt(number, Lane.MODEL, status, last_error.code, 0.0, attempt_usage, took))
             if reflections >= cfg.max_retries or self._over_budget(usage):
                 self._exhausted(attempts, last_error, correlation_id, usage, last_body)
             reflections += 1
@@ -369,8 +378,8 @@ class OllamaClient:
         while True:
             number = len(attempts) + 1
             payload = self._payload(work, tool_specs, options, stream=True)
-            acc = ToolCallAccumulator(self.registry, max_size=cfg.max_argument_size, max_depth=cfg.max_nesting_depth)
-            text_parser = TextCallParser(self.registry, max_size=cfg.max_argument_size, max_depth=cfg.max_nesting_depth)
+            acc = ToolCallAccumulator(self.registry, max_size=cfg.max_size, max_depth=cfg.max_depth)
+            text_parser = TextCallParser(self.registry, max_size=cfg.max_size, max_depth=cfg.max_depth)
             text_parts: list[str] = []
             calls: list[ToolCall] = []
             errors: list[ToolCallError] = []
@@ -465,7 +474,7 @@ class OllamaClient:
             if outcome is None:
                 for h in held:
                     yield h
-                self._note(attempts, correlation_id, Attempt(number, "ok", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.OK, status, None, 0.0, attempt_usage, took))
                 self._closed()
                 calls = _merge(kept, calls)
                 text = "".join(shown) + "".join(e.text for e in held if isinstance(e, TextDelta))
@@ -473,7 +482,7 @@ class OllamaClient:
                 yield Done(self._result(out, calls, text, usage, attempts, correlation_id, started))
                 return
             if too_large is not None:
-                self._note(attempts, correlation_id, Attempt(number, "fatal", status, "TLP-007", 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.FATAL, status, "TLP-007", 0.0, attempt_usage, took))
                 raise too_large.error()
             if outcome == "calls":
                 # The failed calls are reflected; what passed is handed out now, as chat keeps it.
@@ -487,7 +496,7 @@ class OllamaClient:
                     yield event
                 kept = _merge(kept, calls)
                 self._stats.failed(failed)
-                self._note(attempts, correlation_id, Attempt(number, "model", status, failed[0].code, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.MODEL, status, failed[0].code, 0.0, attempt_usage, took))
                 if reflections >= cfg.max_retries or self._over_budget(usage):
                     for error in failed:
                         yield ToolCallFailed(error.index, error)
@@ -502,7 +511,7 @@ class OllamaClient:
             lane = "transport" if outcome in ("transport", "cut") or (outcome == "http" and (status in TRANSPORT_STATUSES or (status == 500 and not _is_model_error(error_text)))) else "model"
             if outcome == "http" and lane != "transport" and not _is_model_error(error_text):
                 refusal = _not_a_reply(status, headers, reply_json, body) or ModelHTTPError(error_text or "", status=status)
-                self._note(attempts, correlation_id, Attempt(number, "fatal", status, refusal.code, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.FATAL, status, refusal.code, 0.0, attempt_usage, took))
                 raise refusal
             if yielded:
                 raise MidStreamError(
@@ -520,9 +529,9 @@ class OllamaClient:
                 try:
                     delay = self._transport_delay(transport_failures, why, status, headers, body, deadline)
                 except ModelHTTPError:
-                    self._note(attempts, correlation_id, Attempt(number, "transport", status, None, 0.0, attempt_usage, took))
+                    self._note(attempts, correlation_id, Attempt(number, Lane.TRANSPORT, status, None, 0.0, attempt_usage, took))
                     raise
-                self._note(attempts, correlation_id, Attempt(number, "transport", status, None, delay, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.TRANSPORT, status, None, delay, attempt_usage, took))
                 self._log_backoff(transport_failures, why, delay, correlation_id)
                 await self._sleep(delay)
                 self._check_deadline(deadline, attempts, correlation_id, usage, None)
@@ -531,7 +540,7 @@ class OllamaClient:
             raw = _raw_call_text(error_text or "")
             salvaged = self._salvage(raw) if raw is not None else None
             if salvaged is not None:
-                self._note(attempts, correlation_id, Attempt(number, "salvaged", status, None, 0.0, attempt_usage, took))
+                self._note(attempts, correlation_id, Attempt(number, Lane.SALVAGED, status, None, 0.0, attempt_usage, took))
                 for call in salvaged.calls:
                     yield ToolCallCompleted(call)
                 calls = _merge(kept, salvaged.calls)
@@ -539,7 +548,7 @@ class OllamaClient:
                 out = {"role": "assistant", "content": text, "tool_calls": [_wire_call(c) for c in calls]}
                 yield Done(self._result(out, calls, text, usage, attempts, correlation_id, started))
                 return
-            self._note(attempts, correlation_id, Attempt(number, "model", status, "TLP-004", 0.0, attempt_usage, took))
+            self._note(attempts, correlation_id, Attempt(number, Lane.MODEL, status, "TLP-004", 0.0, attempt_usage, took))
             if reflections >= cfg.max_retries or self._over_budget(usage):
                 self._exhausted(attempts, error_text, correlation_id, usage, None)
             reflections += 1
@@ -709,7 +718,7 @@ class OllamaClient:
         lines = [f"- {f.path or '/'}: {f.message}" + (f" (expected {f.expected}, got {f.actual})" if f.expected else "") for f in error.validation]
         return self.config.retry_prompt_template.format(
             tool_name=error.tool_name or "?",
-            error_type=_ERROR_TYPES.get(error.code[:7], "invalid tool call"),
+            error_type=_error_type(error.code),
             error_code=error.code,
             error_position=error.position if error.position is not None else "-",
             error_message=error.message + (f" ({error.suggestion})" if error.suggestion else ""),
@@ -886,7 +895,7 @@ class Stats:
 
     def attempt(self, attempt: Attempt) -> None:
         self.count("attempts")
-        lane = {"model": "reflected", "salvaged": "salvaged", "transport": "backed_off", "fatal": "fatal"}.get(attempt.lane)
+        lane = {Lane.MODEL: "reflected", Lane.SALVAGED: "salvaged", Lane.TRANSPORT: "backed_off", Lane.FATAL: "fatal"}.get(attempt.lane)
         if lane:
             self.count(lane)
         _observe(self.attempt_ms, attempt.duration_s)
@@ -924,19 +933,10 @@ def _observe(histogram: list[int], seconds: float) -> None:
             return
 
 
-_ERROR_TYPES = {
-    "TLP-001": "missing function",
-    "TLP-002": "missing tool name",
-    "TLP-003": "invalid tool name",
-    "TLP-004": "invalid JSON",
-    "TLP-005": "tool name too long",
-    "TLP-007": "arguments too large",
-    "TLP-008": "arguments nested too deep",
-    "TSR-001": "unknown tool",
-    "TSR-003": "missing required argument",
-    "TSR-004": "wrong argument type",
-    "TSR-005": "argument constraint violated",
-}
+def _error_type(code: str) -> str:
+    """The words a reflection prompt names an error with: the code's title in the catalogue."""
+    info = ERROR_CODES.get(code[:7])
+    return info.title if info is not None else "invalid tool call"
 
 
 def _json(body: bytes) -> Any:
@@ -972,7 +972,7 @@ def _raw_call_text(error_text: str) -> str | None:
 
 
 def _loose(raw: str) -> Any:
-    from toolmend.repair import loads
+    from toolmend._repair import loads
 
     try:
         return loads(raw)

@@ -38,7 +38,8 @@ class SkippedTool:
 class ToolRegistry(_core.ToolRegistry):
     """Tools by name, each schema compiled once; safe to share across threads.
 
-    ``ToolRegistry(strict=True, *, max_size=1_048_576, max_depth=64)``. Strict mode rejects
+    ``ToolRegistry(strict=True, *, max_size=..., max_depth=...)``: the limits default to
+    ``DEFAULT_LIMITS``, and ``max_depth`` over ``MAX_DEPTH_CEILING`` is refused. Strict mode rejects
     unknown properties at every object level (see docs/api.md), never coerces types, and
     compares enums case-sensitively. ``register``, ``get``, ``tools``, ``validate``,
     ``try_validate`` and ``schema_hint`` run in Rust.

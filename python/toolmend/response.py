@@ -8,8 +8,8 @@ from typing import Any, Mapping, Union
 from toolmend import _core
 from toolmend._core import ParseResult, ToolCall, ToolCallError
 from toolmend._log import loggable
+from toolmend._limits import DEFAULT_LIMITS, check_max_depth
 from toolmend.registry import ToolRegistry
-from toolmend.repair import MAX_DEPTH, MAX_SIZE, TIMEOUT_MS
 
 __all__ = ["ParseResult", "ToolCall", "ToolCallError", "parse_response"]
 
@@ -24,9 +24,9 @@ def parse_response(
     *,
     repair: bool = True,
     text_calls: bool = True,
-    max_size: int = MAX_SIZE,
-    max_depth: int = MAX_DEPTH,
-    timeout_ms: int = TIMEOUT_MS,
+    max_size: int = DEFAULT_LIMITS["max_size"],
+    max_depth: int = DEFAULT_LIMITS["max_depth"],
+    timeout_ms: int = DEFAULT_LIMITS["timeout_ms"],
 ) -> ParseResult:
     """The tool calls of an Ollama ``/api/chat`` reply or an OpenAI-compatible chat completion.
 
@@ -36,8 +36,10 @@ def parse_response(
     ``[TOOL_CALLS]``, Llama ``<|python_tag|>``, fenced or bare JSON, pythonic lists, ...). Each
     call's name is checked, its arguments parsed (repaired when ``repair``) within the limits
     and, with a registry, validated against the tool's schema. A bad call becomes a
-    ``ToolCallError`` with its code and does not spoil the others. Never raises for bad input.
+    ``ToolCallError`` with its code and does not spoil the others. Never raises for bad input;
+    ``max_depth`` over ``MAX_DEPTH_CEILING`` is refused with ValueError.
     """
+    check_max_depth(max_depth)
     result = _core.parse_response(
         body,
         registry,

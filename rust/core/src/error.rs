@@ -1,85 +1,133 @@
 //! The error catalogue: stable codes, a byte position, and the facts a message is rendered from.
+//!
+//! Every code is one row of the table below; the enum, `ErrorCode::ALL`, the code strings and
+//! the documentation texts (title, cause, fix) are generated from it, and the Python package
+//! and docs/errors.md are generated from those, so a code is described in one place only.
 
 use std::fmt;
 
-/// Stable error codes shared with the Python layer (see DESIGN.md, "Error codes").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrorCode {
-    /// TLP-001: a tool call without a function.
-    MissingFunction,
-    /// TLP-002: a tool call whose name is missing or empty.
-    EmptyName,
-    /// TLP-003: a name with characters outside `[A-Za-z0-9_]`.
-    InvalidName,
-    /// TLP-004: the arguments could not be parsed, even after repair.
-    Unparseable,
-    /// TLP-005: a name longer than 64 characters.
-    NameTooLong,
-    /// TLP-006: the call could not be built (arguments that are not an object, say).
-    CallConstruction,
-    /// TLP-007: the input is larger than `max_size`.
-    TooLarge,
-    /// TLP-008: nesting deeper than `max_depth`, or the repair deadline passed.
-    TooDeepOrTimeout,
-    /// TSR-001: no tool of that name is registered.
-    UnknownTool,
-    /// TSR-002: the arguments are not JSON (or not JSON-representable).
-    InvalidArguments,
-    /// TSR-003: a required property is missing.
-    RequiredMissing,
-    /// TSR-004: a value has the wrong JSON type.
-    TypeMismatch,
-    /// TSR-005: a value breaks a constraint (length, range, pattern, enum, format, ...).
-    ConstraintViolation,
-    /// TSR-006: the tool definition or its schema is not acceptable.
-    SchemaInvalid,
-    /// TSR-007: another definition is already registered under that name.
-    DuplicateTool,
-    /// TSR-008: the schema could not be compiled.
-    CompilationFailed,
+/// Builds `ErrorCode` and its lookup functions from one table of rows
+/// `Variant = "CODE", "title", cause: "...", fix: "...";`.
+macro_rules! error_catalogue {
+    ($(
+        $variant:ident = $code:literal, $title:literal,
+            cause: $cause:literal,
+            fix: $fix:literal;
+    )+) => {
+        /// Stable error codes shared with the Python layer and the documentation.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $(
+                #[doc = concat!($code, ": ", $title, ". ", $cause)]
+                $variant,
+            )+
+        }
+
+        impl ErrorCode {
+            /// Every code, in catalogue order.
+            pub const ALL: [ErrorCode; 0 $(+ error_catalogue!(@one $variant))+] =
+                [$(ErrorCode::$variant),+];
+
+            /// The code as it appears in logs, exceptions and reflection prompts ("TLP-004").
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $code,)+
+                }
+            }
+
+            /// The variant's name ("Unparseable"), as the Python catalogue lists it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => stringify!($variant),)+
+                }
+            }
+
+            /// A few words naming the fault ("invalid JSON"); also the error type of a
+            /// reflection prompt.
+            pub const fn title(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $title,)+
+                }
+            }
+
+            /// What makes it happen.
+            pub const fn cause(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $cause,)+
+                }
+            }
+
+            /// What to do about it.
+            pub const fn fix(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $fix,)+
+                }
+            }
+        }
+    };
+    (@one $variant:ident) => {
+        1
+    };
+}
+
+error_catalogue! {
+    MissingFunction = "TLP-001", "missing function",
+        cause: "A tool call has no function part: the entry of `tool_calls` holds no `function` object, so there is neither a name nor arguments to read.",
+        fix: "Declare the tools in the request's `tools` field so the model answers with whole calls; the client reflects the error to the model, which usually corrects it.";
+    EmptyName = "TLP-002", "missing tool name",
+        cause: "The call's function name is missing, empty or only whitespace.",
+        fix: "Have the model name one of the declared tools; the reflection prompt lists them.";
+    InvalidName = "TLP-003", "invalid tool name",
+        cause: "The name is not a string, or holds characters other than ASCII letters, digits and `_` (a hyphen, a space, a dot, quotes left around it).",
+        fix: "Declare tool names made of letters, digits and underscores, and have the model call them exactly as declared.";
+    Unparseable = "TLP-004", "invalid JSON",
+        cause: "The arguments are not JSON and repair could not mend them (prose instead of arguments, or repair turned off), or they are JSON but not an object.",
+        fix: "Keep repair on (the default) and send one JSON object as the arguments; `position` is the byte where reading stopped and `suggestion` says what was expected there.";
+    NameTooLong = "TLP-005", "tool name too long",
+        cause: "The tool name is longer than 64 characters.",
+        fix: "Declare names of at most 64 characters and have the model call them exactly as declared.";
+    CallConstruction = "TLP-006", "tool call not built",
+        cause: "The call was read but could not be built: its arguments could not be checked (an unexpected error during validation), or a fragment arrived for a streamed call that was already complete.",
+        fix: "Start each new call of a stream at a new index (or with a new id); for a failure during validation, the message says what went wrong.";
+    TooLarge = "TLP-007", "arguments too large",
+        cause: "The input is longer than `max_size` bytes (1 MiB unless set).",
+        fix: "Send smaller arguments, or raise `max_size` where the limits are set (`repair`, `parse_response`, `ToolRegistry`, `RetryConfig`).";
+    TooDeepOrTimeout = "TLP-008", "arguments nested too deep or too slow to repair",
+        cause: "Objects and arrays nest deeper than `max_depth` (64 unless set), or repairing took longer than `timeout_ms` (100 ms unless set).",
+        fix: "Flatten the arguments, or raise `max_depth` (at most `MAX_DEPTH_CEILING`) or `timeout_ms`; `timeout_ms=0` turns the deadline off.";
+    ReplyNotUnderstood = "TLP-009", "not a chat reply",
+        cause: "The server's response is not a chat reply: a redirect (its JSON belongs to another page), a status other than 200 below 400 (204 No Content, say), or a body that is not a JSON object (an HTML page from a proxy).",
+        fix: "Point the client at the server's final address (no redirects) and check that nothing between them rewrites replies; the error's `status` and `body` show what came back.";
+    UnknownTool = "TSR-001", "unknown tool",
+        cause: "No tool of that name is registered, in any letter case.",
+        fix: "Register the tool, or have the model call one of the registered tools (`ToolRegistry.tools()`).";
+    InvalidArguments = "TSR-002", "arguments not JSON",
+        cause: "The arguments given for validation are not JSON text, or hold Python values JSON cannot represent (a set, bytes, NaN, a key that is not a string).",
+        fix: "Pass a dict of JSON-compatible values (str keys; dict, list, str, int, float, bool, None) or JSON text.";
+    RequiredMissing = "TSR-003", "missing required argument",
+        cause: "A property the schema lists under `required` is absent.",
+        fix: "Send every required property; `path` points at the object that lacks it and `expected` names it.";
+    TypeMismatch = "TSR-004", "wrong argument type",
+        cause: "A value has another JSON type than the schema asks for (a string for an integer, say); types are never coerced.",
+        fix: "Send the value with the type in `expected`; `path` points at it.";
+    ConstraintViolation = "TSR-005", "argument constraint violated",
+        cause: "A value breaks a constraint of its schema: length, range, pattern, enum, format, or a property the strict registry does not allow.",
+        fix: "Change the value at `path` to satisfy `expected`; for unknown properties, drop them or register the tool with `strict=False`.";
+    SchemaInvalid = "TSR-006", "invalid tool definition",
+        cause: "The tool definition is refused before compiling: a bad name, a version that is not `X.Y.Z`, a description over 500 characters, an unknown keyword (a typo such as `maxlength`), a draft other than 2020-12, a `$ref` outside the document, or a schema over the registry's size or depth limits.",
+        fix: "Fix the definition at `path`: names of letters, digits and `_` (at most 64), versions `X.Y.Z`, draft 2020-12 schemas with local `#...` references only.";
+    DuplicateTool = "TSR-007", "duplicate tool name",
+        cause: "A different definition is already registered under that name (registering the same definition again is a no-op).",
+        fix: "Register the new definition under another name; a registry holds one definition per name.";
+    CompilationFailed = "TSR-008", "schema does not compile",
+        cause: "The schema passes the checks but does not compile: a `$ref` that points nowhere or only at itself, or a `pattern` the regex engine refuses.",
+        fix: "Fix the schema at `path`; patterns use the Rust `regex` syntax, which has no look-around or backreferences.";
 }
 
 impl ErrorCode {
-    /// Every code, in catalogue order.
-    pub const ALL: [ErrorCode; 16] = [
-        ErrorCode::MissingFunction,
-        ErrorCode::EmptyName,
-        ErrorCode::InvalidName,
-        ErrorCode::Unparseable,
-        ErrorCode::NameTooLong,
-        ErrorCode::CallConstruction,
-        ErrorCode::TooLarge,
-        ErrorCode::TooDeepOrTimeout,
-        ErrorCode::UnknownTool,
-        ErrorCode::InvalidArguments,
-        ErrorCode::RequiredMissing,
-        ErrorCode::TypeMismatch,
-        ErrorCode::ConstraintViolation,
-        ErrorCode::SchemaInvalid,
-        ErrorCode::DuplicateTool,
-        ErrorCode::CompilationFailed,
-    ];
-
-    /// The code as it appears in logs, exceptions and reflection prompts.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::MissingFunction => "TLP-001",
-            ErrorCode::EmptyName => "TLP-002",
-            ErrorCode::InvalidName => "TLP-003",
-            ErrorCode::Unparseable => "TLP-004",
-            ErrorCode::NameTooLong => "TLP-005",
-            ErrorCode::CallConstruction => "TLP-006",
-            ErrorCode::TooLarge => "TLP-007",
-            ErrorCode::TooDeepOrTimeout => "TLP-008",
-            ErrorCode::UnknownTool => "TSR-001",
-            ErrorCode::InvalidArguments => "TSR-002",
-            ErrorCode::RequiredMissing => "TSR-003",
-            ErrorCode::TypeMismatch => "TSR-004",
-            ErrorCode::ConstraintViolation => "TSR-005",
-            ErrorCode::SchemaInvalid => "TSR-006",
-            ErrorCode::DuplicateTool => "TSR-007",
-            ErrorCode::CompilationFailed => "TSR-008",
-        }
+    /// The code named by its string ("TLP-004"), if there is one.
+    pub fn from_code(code: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == code)
     }
 }
 
@@ -197,3 +245,33 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn codes_are_numbered_in_order_within_each_series() {
+        let mut next = std::collections::HashMap::new();
+        for code in ErrorCode::ALL {
+            let (series, number) = code.as_str().split_once('-').unwrap();
+            let expected = next.entry(series).or_insert(1);
+            assert_eq!(number, format!("{expected:03}"), "{code:?}");
+            *expected += 1;
+            assert_eq!(ErrorCode::from_code(code.as_str()), Some(code));
+        }
+        assert_eq!(ErrorCode::from_code("tlp-004"), None);
+        assert_eq!(ErrorCode::from_code("TLP-04"), None);
+    }
+
+    #[test]
+    fn every_code_is_described() {
+        for code in ErrorCode::ALL {
+            assert!(!code.title().is_empty() && !code.title().ends_with('.'));
+            for text in [code.cause(), code.fix()] {
+                assert!(text.ends_with('.'), "{code:?}: {text}");
+            }
+            assert_eq!(format!("{code:?}"), code.name());
+        }
+    }
+}

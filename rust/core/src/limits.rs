@@ -1,15 +1,17 @@
 //! Hard limits, checked before and during work.
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, ErrorKind};
 
-/// Size, depth and time limits for one call. Defaults follow the seed specification (FR-034, NFR-002).
+/// Size, depth and time limits for one call; `Limits::DEFAULT` holds the defaults every layer
+/// uses (the Python signatures and configuration read them from here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Largest input accepted, in bytes (default 1 MiB).
     pub max_size: usize,
-    /// Deepest nesting of objects and arrays accepted (default 64).
+    /// Deepest nesting of objects and arrays accepted (default 64, at most `MAX_DEPTH_CEILING`).
     pub max_depth: usize,
     /// Deadline for one repair in milliseconds (default 100); 0 disables it.
     pub timeout_ms: u64,
@@ -17,15 +19,40 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_size: 1 << 20,
-            max_depth: 64,
-            timeout_ms: 100,
-        }
+        Limits::DEFAULT
     }
 }
 
 impl Limits {
+    /// The defaults: 1 MiB, 64 levels, 100 ms. Tool arguments are small and shallow; these
+    /// bound the work a hostile input can cause without refusing real ones.
+    pub const DEFAULT: Limits = Limits {
+        max_size: 1 << 20,
+        max_depth: 64,
+        timeout_ms: 100,
+    };
+
+    /// The largest `max_depth` that may be set for work that validates values or walks them
+    /// (`Limits::new` refuses more); repair alone, which keeps a stack of its own and returns
+    /// text, may go deeper. Schema validation recurses per level of the value (several frames
+    /// per level when the schema refers to itself) and parsed values are dropped recursively. Measured on a 2 MB thread stack, the deepest of these (errors reported
+    /// through a self-referring `anyOf` schema) overflows at about 1,700 levels in a release
+    /// build and 600 in a debug build; 500 keeps a 3x margin there and more than 10x on an 8 MB
+    /// main thread, far beyond the nesting of any tool's arguments.
+    pub const MAX_DEPTH_CEILING: usize = 500;
+
+    /// Limits for validation and the walks over values: `max_depth` checked against the ceiling.
+    pub fn new(max_size: usize, max_depth: usize, timeout_ms: u64) -> Result<Limits, LimitsError> {
+        if max_depth > Limits::MAX_DEPTH_CEILING {
+            return Err(LimitsError::DepthOverCeiling { max_depth });
+        }
+        Ok(Limits {
+            max_size,
+            max_depth,
+            timeout_ms,
+        })
+    }
+
     /// Refuses an input over `max_size` before any work is done on it.
     pub fn check_size(&self, len: usize) -> Result<(), Error> {
         if len > self.max_size {
@@ -48,6 +75,31 @@ impl Limits {
         }
     }
 }
+
+// The defaults are settings like any other: within the ceiling.
+const _: () = assert!(Limits::DEFAULT.max_depth <= Limits::MAX_DEPTH_CEILING);
+
+/// A limit that may not be set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitsError {
+    /// `max_depth` over `Limits::MAX_DEPTH_CEILING`.
+    DepthOverCeiling { max_depth: usize },
+}
+
+impl fmt::Display for LimitsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LimitsError::DepthOverCeiling { max_depth } => write!(
+                f,
+                "max_depth={max_depth} is over the ceiling of {}: nesting that deep would \
+                 overflow the stack of the walks that recurse per level",
+                Limits::MAX_DEPTH_CEILING
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LimitsError {}
 
 /// Whether `json`, already known to be valid, nests deeper than `max_depth`. For a fast path
 /// that parses with a library which does not limit depth; brackets inside strings are skipped.
@@ -136,7 +188,26 @@ impl Deadline {
 
 #[cfg(test)]
 mod tests {
-    use super::exceeds_depth;
+    use super::{exceeds_depth, Limits, LimitsError};
+
+    #[test]
+    fn defaults_are_one_constant() {
+        assert_eq!(Limits::default(), Limits::DEFAULT);
+    }
+
+    #[test]
+    fn depth_over_the_ceiling_is_refused() {
+        let ceiling = Limits::MAX_DEPTH_CEILING;
+        assert_eq!(Limits::new(10, ceiling, 5).unwrap().max_depth, ceiling);
+        let err = Limits::new(10, ceiling + 1, 5).unwrap_err();
+        assert_eq!(
+            err,
+            LimitsError::DepthOverCeiling {
+                max_depth: ceiling + 1
+            }
+        );
+        assert!(err.to_string().contains(&format!("ceiling of {ceiling}")));
+    }
 
     #[test]
     fn depth_counts_brackets_outside_strings_only() {

@@ -10,8 +10,12 @@ use jiter::{PythonParse, StringCacheMode};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyType};
-use toolmend_core::{Error, Limits, RepairKind, Repaired};
+use pyo3::types::dict::BoundDictIterator;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple,
+    PyType,
+};
+use toolmend_core::{Error, ErrorCode, Limits, RepairKind, Repaired};
 
 use crate::exceptions::parse_error;
 
@@ -45,6 +49,24 @@ pub(crate) fn input_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u
         "expected str, bytes or bytearray, got {}",
         text.get_type().name()?
     )))
+}
+
+/// The limits given to a function or class whose work walks Python values or validates them
+/// (the registry, parse_response, the stream readers), refused with a ValueError when
+/// `max_depth` is over `Limits::MAX_DEPTH_CEILING`. `repair` and `loads` take any depth: repair
+/// keeps its own stack and returns text, loads builds at most LOADS_MAX_DEPTH levels. Every
+/// signature defaults to `Limits::DEFAULT`.
+pub(crate) fn limits(max_size: usize, max_depth: usize, timeout_ms: u64) -> PyResult<Limits> {
+    Limits::new(max_size, max_depth, timeout_ms).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// `Limits::DEFAULT` as a dict, for the Python layer's signatures and configuration.
+pub(crate) fn default_limits(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("max_size", Limits::DEFAULT.max_size)?;
+    d.set_item("max_depth", Limits::DEFAULT.max_depth)?;
+    d.set_item("timeout_ms", Limits::DEFAULT.timeout_ms)?;
+    Ok(d)
 }
 
 fn run_repair<'b>(py: Python<'_>, bytes: &'b [u8], limits: &Limits) -> Result<Repaired<'b>, Error> {
@@ -227,7 +249,7 @@ impl RepairResult {
 /// Valid JSON comes back unchanged (the same str object) with an empty log. Positions are byte
 /// offsets into the UTF-8 encoding of the input. Never raises for bad input: see `error`.
 #[pyfunction]
-#[pyo3(signature = (text, *, max_size = 1_048_576, max_depth = 64, timeout_ms = 100))]
+#[pyo3(signature = (text, *, max_size = Limits::DEFAULT.max_size, max_depth = Limits::DEFAULT.max_depth, timeout_ms = Limits::DEFAULT.timeout_ms))]
 pub fn repair(
     py: Python<'_>,
     text: &Bound<'_, PyAny>,
@@ -236,15 +258,13 @@ pub fn repair(
     timeout_ms: u64,
 ) -> PyResult<RepairResult> {
     let bytes = input_bytes(text)?;
-    let outcome = run_repair(
-        py,
-        &bytes,
-        &Limits {
-            max_size,
-            max_depth,
-            timeout_ms,
-        },
-    );
+    // No depth ceiling: repair keeps its own stack and returns text (see `limits`).
+    let limits = Limits {
+        max_size,
+        max_depth,
+        timeout_ms,
+    };
+    let outcome = run_repair(py, &bytes, &limits);
     let original = text.clone().unbind();
     Ok(match outcome {
         Ok(repaired) => {
@@ -287,13 +307,101 @@ pub(crate) fn orjson_loads<'py>(
 
 static ORJSON_DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// orjson.dumps(value) as text.
+/// orjson.dumps(value) as text. orjson stops at 255 levels of nesting; a deeper value of plain
+/// JSON types is written by `json_text` instead, so that the depth limit, not the encoder,
+/// decides what becomes of it.
 pub(crate) fn orjson_dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
     let dumps = ORJSON_DUMPS.get_or_try_init(py, || {
         py.import("orjson")?.getattr("dumps").map(Bound::unbind)
     })?;
-    let bytes = dumps.bind(py).call1((value,))?;
-    Ok(String::from_utf8_lossy(bytes.cast::<PyBytes>()?.as_bytes()).into_owned())
+    match dumps.bind(py).call1((value,)) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(bytes.cast::<PyBytes>()?.as_bytes()).into_owned()),
+        Err(e) => json_text(value)?.ok_or(e),
+    }
+}
+
+/// Compact JSON text of dicts (str keys), lists, tuples, str, int, float, bool and None, nested
+/// to any depth: open containers are kept on a stack of their own, not the thread's. None for
+/// anything else (orjson's error says what). Floats as orjson writes them (NaN, inf: null).
+fn json_text(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    enum Open<'py> {
+        Object(BoundDictIterator<'py>, bool),
+        Array(Bound<'py, PyIterator>, bool),
+    }
+    let mut out = String::new();
+    let mut open: Vec<Open<'_>> = Vec::new();
+    let mut next = Some(value.clone());
+    loop {
+        if let Some(v) = next.take() {
+            if v.is_none() {
+                out.push_str("null");
+            } else if let Ok(b) = v.cast::<PyBool>() {
+                out.push_str(if b.is_true() { "true" } else { "false" });
+            } else if let Ok(s) = v.cast::<PyString>() {
+                let Ok(s) = s.to_str() else { return Ok(None) };
+                push_json_string(&mut out, s);
+            } else if v.is_instance_of::<PyInt>() {
+                match (v.extract::<i64>(), v.extract::<u64>()) {
+                    (Ok(i), _) => out.push_str(&i.to_string()),
+                    (_, Ok(u)) => out.push_str(&u.to_string()),
+                    _ => return Ok(None),
+                }
+            } else if let Ok(f) = v.cast::<PyFloat>() {
+                match serde_json::Number::from_f64(f.value()) {
+                    Some(n) => out.push_str(&n.to_string()),
+                    None => out.push_str("null"),
+                }
+            } else if let Ok(d) = v.cast::<PyDict>() {
+                out.push('{');
+                open.push(Open::Object(d.iter(), true));
+            } else if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+                out.push('[');
+                open.push(Open::Array(v.try_iter()?, true));
+            } else {
+                return Ok(None);
+            }
+        }
+        let Some(top) = open.last_mut() else {
+            return Ok(Some(out));
+        };
+        match top {
+            Open::Object(entries, first) => match entries.next() {
+                Some((k, v)) => {
+                    let Ok(k) = k.cast::<PyString>().map(|k| k.to_str()) else {
+                        return Ok(None);
+                    };
+                    let Ok(k) = k else { return Ok(None) };
+                    if !std::mem::replace(first, false) {
+                        out.push(',');
+                    }
+                    push_json_string(&mut out, k);
+                    out.push(':');
+                    next = Some(v);
+                }
+                None => {
+                    out.push('}');
+                    open.pop();
+                }
+            },
+            Open::Array(items, first) => match items.next() {
+                Some(item) => {
+                    if !std::mem::replace(first, false) {
+                        out.push(',');
+                    }
+                    next = Some(item?);
+                }
+                None => {
+                    out.push(']');
+                    open.pop();
+                }
+            },
+        }
+    }
+}
+
+fn push_json_string(out: &mut String, s: &str) {
+    // serde_json escapes exactly what JSON requires; writing to a String cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
 }
 
 /// Repairs text when needed and returns Python objects; raises ParseError when it cannot.
@@ -302,7 +410,7 @@ pub(crate) fn orjson_dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult
 /// here so the limit checks add no Python frames); anything else is repaired by the core and its
 /// output built into Python objects by jiter.
 #[pyfunction]
-#[pyo3(signature = (text, *, max_size = 1_048_576, max_depth = 64, timeout_ms = 100))]
+#[pyo3(signature = (text, *, max_size = Limits::DEFAULT.max_size, max_depth = Limits::DEFAULT.max_depth, timeout_ms = Limits::DEFAULT.timeout_ms))]
 pub fn loads<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
@@ -311,6 +419,7 @@ pub fn loads<'py>(
     timeout_ms: u64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let bytes = input_bytes(text)?;
+    // No depth ceiling: Python objects are built to LOADS_MAX_DEPTH levels at most.
     let limits = Limits {
         max_size,
         max_depth,
@@ -328,7 +437,7 @@ pub fn loads<'py>(
         // Strict JSON that Python cannot hold.
         Err(LoadError::Python(e)) => Err(parse_error(
             py,
-            "TLP-004",
+            ErrorCode::Unparseable.as_str(),
             &format!("{} at byte {}", e.error_type, e.index),
             e.index,
             "send values Python can hold",

@@ -1,8 +1,10 @@
-//! Core errors -> the Python exception hierarchy defined in python/toolmend/errors.py.
+//! Core errors -> the Python exception hierarchy defined in python/toolmend/errors.py, and the
+//! error catalogue as Python data.
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyTuple, PyType};
+use toolmend_core::ErrorCode;
 
 use crate::convert::package_class;
 
@@ -22,4 +24,15 @@ pub(crate) fn parse_error(
         Ok(instance) => PyErr::from_value(instance),
         Err(e) => e,
     }
+}
+
+/// The error catalogue as `((code, name, title, cause, fix), ...)`, in catalogue order; the Python
+/// package and docs/errors.md are made from it.
+pub(crate) fn error_codes(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+    PyTuple::new(
+        py,
+        ErrorCode::ALL
+            .iter()
+            .map(|c| (c.as_str(), c.name(), c.title(), c.cause(), c.fix())),
+    )
 }

@@ -9,11 +9,15 @@ mod response;
 mod stream;
 
 use pyo3::prelude::*;
+use toolmend_core::Limits;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("LOADS_MAX_DEPTH", convert::LOADS_MAX_DEPTH)?;
+    m.add("DEFAULT_LIMITS", convert::default_limits(m.py())?)?;
+    m.add("MAX_DEPTH_CEILING", Limits::MAX_DEPTH_CEILING)?;
+    m.add("ERROR_CODES", exceptions::error_codes(m.py())?)?;
     m.add_class::<convert::Repair>()?;
     m.add_class::<convert::RepairError>()?;
     m.add_class::<convert::RepairResult>()?;

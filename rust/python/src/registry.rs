@@ -7,15 +7,17 @@ use std::sync::Arc;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::dict::BoundDictIterator;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType,
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple,
+    PyType,
 };
 use serde_json::{Map, Number, Value};
 use toolmend_core::limits::exceeds_depth;
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, orjson_loads, package_class, python_objects};
+use crate::convert::{input_bytes, limits, orjson_loads, package_class, python_objects};
 
 /// Arguments at least this big (bytes, or estimated bytes of a dict) are validated with the
 /// GIL released; below it, releasing and re-taking the GIL costs more than the validation.
@@ -50,10 +52,8 @@ impl FieldError {
         actual: Option<String>,
         suggestion: String,
     ) -> PyResult<Self> {
-        let code = ErrorCode::ALL
-            .iter()
-            .find(|c| c.as_str() == code)
-            .map(|c| c.as_str())
+        let code = ErrorCode::from_code(code)
+            .map(ErrorCode::as_str)
             .ok_or_else(|| {
                 pyo3::exceptions::PyValueError::new_err(format!("unknown error code {code:?}"))
             })?;
@@ -191,18 +191,13 @@ pub struct PyToolRegistry {
 #[pymethods]
 impl PyToolRegistry {
     #[new]
-    #[pyo3(signature = (strict=true, *, max_size=1_048_576, max_depth=64))]
-    fn new(strict: bool, max_size: usize, max_depth: usize) -> Self {
-        PyToolRegistry {
-            inner: Arc::new(Registry::new(
-                strict,
-                Limits {
-                    max_size,
-                    max_depth,
-                    timeout_ms: 0,
-                },
-            )),
-        }
+    #[pyo3(signature = (strict=true, *, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth))]
+    fn new(strict: bool, max_size: usize, max_depth: usize) -> PyResult<Self> {
+        // Validation has no repair deadline.
+        let limits = limits(max_size, max_depth, 0)?;
+        Ok(PyToolRegistry {
+            inner: Arc::new(Registry::new(strict, limits)),
+        })
     }
 
     #[getter]
@@ -441,8 +436,8 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
     }
     // A schema is small: the registry's own limits (50 KiB, 20 levels) refuse big ones after.
     let mut budget = Budget {
-        bytes: 1 << 20,
-        max_depth: 64,
+        bytes: Limits::DEFAULT.max_size,
+        max_depth: Limits::DEFAULT.max_depth,
     };
     walk::<true>(schema, 0, &String::new, &mut budget)
         .map_err(|v| PyTypeError::new_err(format!("schema: {}", v.message)))
@@ -455,62 +450,211 @@ pub(crate) struct Budget {
 
 /// Walks Python JSON-like values, refusing what JSON cannot hold (TSR-002) and what is over the
 /// limits (TLP-007, TLP-008) as soon as it is seen. With `BUILD` it returns them as serde values;
-/// without, it only checks (and returns null), copying nothing.
+/// without, it only checks (and returns null), copying nothing. `depth` is the depth of `obj`
+/// and `path` its JSON Pointer, built only when an error reports it.
+///
+/// The walk keeps its own stack of open containers instead of recursing, so no nesting of the
+/// input can overflow the thread's stack before the depth limit refuses it.
 pub(crate) fn walk<const BUILD: bool>(
     obj: &Bound<'_, PyAny>,
     depth: usize,
     path: &dyn Fn() -> String,
     budget: &mut Budget,
 ) -> Result<Value, Violation> {
-    let spend = |n: usize, budget: &mut Budget| {
-        budget.bytes = budget.bytes.checked_sub(n).ok_or_else(|| Violation {
-            path: String::new(),
-            code: ErrorCode::TooLarge,
-            message: "Arguments are over the size limit".into(),
-            expected: None,
-            actual: None,
-            suggestion: "send smaller arguments".into(),
-        })?;
-        Ok::<(), Violation>(())
-    };
+    let mut open: Vec<Open<'_>> = Vec::new();
+    let mut next = obj.clone();
+    loop {
+        let read =
+            read_value::<BUILD>(&next, depth + open.len(), budget, &|| pointer(path, &open))?;
+        let mut done = match read {
+            Read::Value(value) => Some(value),
+            Read::Open(container) => {
+                open.push(container);
+                None
+            }
+        };
+        // Finished values go into their containers until one has an entry left to read.
+        loop {
+            let Some(top) = open.last_mut() else {
+                return Ok(done.unwrap_or(Value::Null));
+            };
+            if let Some(value) = done.take() {
+                top.place::<BUILD>(value);
+            }
+            match top.advance(budget) {
+                Ok(Some(child)) => {
+                    next = child;
+                    break;
+                }
+                Ok(None) => done = open.pop().map(Open::close),
+                Err(Fault::Violation(v)) => return Err(v),
+                // About the container itself: its pointer leaves out its own entry.
+                Err(Fault::NotJson(what)) => {
+                    return Err(not_json(&pointer(path, &open[..open.len() - 1]), what))
+                }
+            }
+        }
+    }
+}
+
+/// A container being walked: the entries not yet read, what was built of it so far, and which
+/// entry is being read (for the pointer of an error).
+enum Open<'py> {
+    Object {
+        entries: BoundDictIterator<'py>,
+        map: Map<String, Value>,
+        key: Option<Bound<'py, PyString>>,
+    },
+    Array {
+        items: Bound<'py, PyIterator>,
+        values: Vec<Value>,
+        /// Items taken so far: the one being read is `taken - 1`.
+        taken: usize,
+    },
+}
+
+enum Read<'py> {
+    Value(Value),
+    Open(Open<'py>),
+}
+
+enum Fault {
+    Violation(Violation),
+    /// The container holds something JSON cannot (said as "a key that is not a string").
+    NotJson(&'static str),
+}
+
+impl<'py> Open<'py> {
+    /// The next entry to read, its key or index spent from the budget; None when all are read.
+    fn advance(&mut self, budget: &mut Budget) -> Result<Option<Bound<'py, PyAny>>, Fault> {
+        match self {
+            Open::Object { entries, key, .. } => {
+                let Some((k, v)) = entries.next() else {
+                    return Ok(None);
+                };
+                let k = k
+                    .cast_into::<PyString>()
+                    .map_err(|_| Fault::NotJson("a key that is not a string"))?;
+                let text = k
+                    .to_str()
+                    .map_err(|_| Fault::NotJson("a key with lone surrogates"))?;
+                spend(text.len() + 3, budget).map_err(Fault::Violation)?;
+                *key = Some(k);
+                Ok(Some(v))
+            }
+            Open::Array { items, taken, .. } => {
+                let Some(item) = items.next() else {
+                    return Ok(None);
+                };
+                let item = item.map_err(|_| Fault::NotJson("an array"))?;
+                spend(1, budget).map_err(Fault::Violation)?;
+                *taken += 1;
+                Ok(Some(item))
+            }
+        }
+    }
+
+    /// Stores the value of the entry just read.
+    fn place<const BUILD: bool>(&mut self, value: Value) {
+        if !BUILD {
+            return;
+        }
+        match self {
+            Open::Object { map, key, .. } => {
+                // The key was read as UTF-8 when it was taken.
+                if let Some(k) = key.as_ref().and_then(|k| k.to_str().ok()) {
+                    map.insert(k.to_owned(), value);
+                }
+            }
+            Open::Array { values, .. } => values.push(value),
+        }
+    }
+
+    fn close(self) -> Value {
+        match self {
+            Open::Object { map, .. } => Value::Object(map),
+            Open::Array { values, .. } => Value::Array(values),
+        }
+    }
+}
+
+/// The JSON Pointer of the entry being read in the innermost of `open`.
+fn pointer(path: &dyn Fn() -> String, open: &[Open<'_>]) -> String {
+    let mut pointer = path();
+    for container in open {
+        match container {
+            Open::Object { key: Some(k), .. } => {
+                let key = k.to_str().unwrap_or_default();
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Open::Object { key: None, .. } => {}
+            Open::Array { taken, .. } => {
+                pointer.push('/');
+                pointer.push_str(&taken.saturating_sub(1).to_string());
+            }
+        }
+    }
+    pointer
+}
+
+fn spend(n: usize, budget: &mut Budget) -> Result<(), Violation> {
+    budget.bytes = budget.bytes.checked_sub(n).ok_or_else(|| Violation {
+        path: String::new(),
+        code: ErrorCode::TooLarge,
+        message: "Arguments are over the size limit".into(),
+        expected: None,
+        actual: None,
+        suggestion: "send smaller arguments".into(),
+    })?;
+    Ok(())
+}
+
+/// One value: a scalar as it is, a container opened for its entries.
+fn read_value<'py, const BUILD: bool>(
+    obj: &Bound<'py, PyAny>,
+    depth: usize,
+    budget: &mut Budget,
+    path: &dyn Fn() -> String,
+) -> Result<Read<'py>, Violation> {
     if obj.is_none() {
         spend(4, budget)?;
-        return Ok(Value::Null);
+        return Ok(Read::Value(Value::Null));
     }
     if let Ok(b) = obj.cast::<PyBool>() {
         spend(5, budget)?;
-        return Ok(Value::Bool(b.is_true()));
+        return Ok(Read::Value(Value::Bool(b.is_true())));
     }
     if let Ok(s) = obj.cast::<PyString>() {
         let text = s
             .to_str()
             .map_err(|_| not_json(&path(), "a string with lone surrogates"))?;
         spend(text.len() + 2, budget)?;
-        return Ok(if BUILD {
+        return Ok(Read::Value(if BUILD {
             Value::String(text.to_owned())
         } else {
             Value::Null
-        });
+        }));
     }
     if obj.is_instance_of::<PyInt>() {
         spend(8, budget)?;
         if let Ok(i) = obj.extract::<i64>() {
-            return Ok(Value::Number(i.into()));
+            return Ok(Read::Value(Value::Number(i.into())));
         }
         if let Ok(u) = obj.extract::<u64>() {
-            return Ok(Value::Number(u.into()));
+            return Ok(Read::Value(Value::Number(u.into())));
         }
         let f: f64 = obj
             .extract()
             .map_err(|_| not_json(&path(), "an integer too large"))?;
         return Number::from_f64(f)
-            .map(Value::Number)
+            .map(|n| Read::Value(Value::Number(n)))
             .ok_or_else(|| not_json(&path(), "an integer too large"));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         spend(8, budget)?;
         return Number::from_f64(f.value())
-            .map(Value::Number)
+            .map(|n| Read::Value(Value::Number(n)))
             .ok_or_else(|| not_json(&path(), "NaN or infinity"));
     }
     if depth >= budget.max_depth {
@@ -527,40 +671,19 @@ pub(crate) fn walk<const BUILD: bool>(
         });
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        let mut map = Map::with_capacity(if BUILD { d.len() } else { 0 });
-        for (k, v) in d.iter() {
-            let key = k
-                .cast::<PyString>()
-                .map_err(|_| not_json(&path(), "a key that is not a string"))?;
-            let key = key
-                .to_str()
-                .map_err(|_| not_json(&path(), "a key with lone surrogates"))?;
-            spend(key.len() + 3, budget)?;
-            // The pointer is only built when an error reports it.
-            let child = || format!("{}/{}", path(), key.replace('~', "~0").replace('/', "~1"));
-            let value = walk::<BUILD>(&v, depth + 1, &child, budget)?;
-            if BUILD {
-                map.insert(key.to_owned(), value);
-            }
-        }
-        return Ok(Value::Object(map));
+        return Ok(Read::Open(Open::Object {
+            map: Map::with_capacity(if BUILD { d.len() } else { 0 }),
+            entries: d.iter(),
+            key: None,
+        }));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let mut items = Vec::new();
-        for (i, item) in obj
-            .try_iter()
-            .map_err(|_| not_json(&path(), "an array"))?
-            .enumerate()
-        {
-            let item = item.map_err(|_| not_json(&path(), "an array"))?;
-            spend(1, budget)?;
-            let child = || format!("{}/{i}", path());
-            let value = walk::<BUILD>(&item, depth + 1, &child, budget)?;
-            if BUILD {
-                items.push(value);
-            }
-        }
-        return Ok(Value::Array(items));
+        let items = obj.try_iter().map_err(|_| not_json(&path(), "an array"))?;
+        return Ok(Read::Open(Open::Array {
+            items,
+            values: Vec::new(),
+            taken: 0,
+        }));
     }
     let type_name = obj
         .get_type()

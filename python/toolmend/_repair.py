@@ -7,21 +7,21 @@ from typing import Union
 
 from toolmend import _core
 from toolmend._core import Repair, RepairError, RepairResult
+from toolmend._limits import DEFAULT_LIMITS
 
-__all__ = ["MAX_DEPTH", "MAX_SIZE", "TIMEOUT_MS", "Repair", "RepairError", "RepairResult", "loads", "repair"]
+__all__ = ["Repair", "RepairError", "RepairResult", "loads", "repair"]
 
 Text = Union[str, bytes, bytearray]
 
 logger = logging.getLogger("toolmend")
 
-#: Defaults of the seed specification: 1 MiB, 64 levels, 100 ms (FR-034, NFR-002).
-MAX_SIZE = 1_048_576
-MAX_DEPTH = 64
-TIMEOUT_MS = 100
-
 
 def repair(
-    text: Text, *, max_size: int = MAX_SIZE, max_depth: int = MAX_DEPTH, timeout_ms: int = TIMEOUT_MS
+    text: Text,
+    *,
+    max_size: int = DEFAULT_LIMITS["max_size"],
+    max_depth: int = DEFAULT_LIMITS["max_depth"],
+    timeout_ms: int = DEFAULT_LIMITS["timeout_ms"],
 ) -> RepairResult:
     """Repairs text into one strict JSON value in linear time.
 

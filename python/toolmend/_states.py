@@ -1,0 +1,61 @@
+"""States as enums whose members are also their string values, so ``attempt.lane == "transport"`` holds
+and logs, JSON and f-strings show the plain value."""
+
+from __future__ import annotations
+
+import enum
+import sys
+
+
+class _StrEnum(str, enum.Enum):
+    """enum.StrEnum for Python 3.10: members are str, and str() and format() give the value."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+if sys.version_info >= (3, 11):
+    _Base = enum.StrEnum
+else:  # pragma: no cover - Python 3.10
+    _Base = _StrEnum
+
+
+class StrEnum(_Base):  # type: ignore[valid-type,misc]
+    """A state that reads as its string everywhere, its repr included (``[('model', 'TSR-005')]`` in a list
+    of lanes, as before they were enums)."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Lane(StrEnum):
+    """The way one request of a chat ended (``Attempt.lane``)."""
+
+    #: The reply's tool calls passed every check.
+    OK = "ok"
+    #: The model's calls failed (ours or Ollama's parser): the errors were reflected back to it.
+    MODEL = "model"
+    #: Ollama refused the model's raw call text, which was made into a valid call locally.
+    SALVAGED = "salvaged"
+    #: 429, 502, 503, 504, a timeout or a dropped connection: retried after a backoff.
+    TRANSPORT = "transport"
+    #: A refusal no retry can fix (404, 400, auth): raised as ModelHTTPError.
+    FATAL = "fatal"
+
+
+class StreamEventKind(StrEnum):
+    """What a chunk fed to a ToolCallAccumulator caused (``StreamEvent.kind``)."""
+
+    #: A new call (index, id) appeared.
+    STARTED = "started"
+    #: Text was added to the call's name (``text``).
+    NAME = "name"
+    #: Text was added to the call's arguments (``text``, ``path``).
+    ARGUMENTS = "arguments"
+    #: The call is whole and passed every check.
+    COMPLETED = "completed"
+    #: The call failed (``code``, ``message``).
+    FAILED = "failed"

@@ -1,0 +1,284 @@
+"""Limits: one set of defaults from the core, and a ceiling on max_depth that keeps deep input from crashing."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import toolmend
+from toolmend import _core
+from toolmend.config import RetryConfig
+
+CEILING = toolmend.MAX_DEPTH_CEILING
+
+
+# ---- defaults ---------------------------------------------------------------------------------------
+
+
+def test_defaults_come_from_the_core() -> None:
+    # The documented defaults: 1 MiB, 64 levels, 100 ms.
+    assert _core.DEFAULT_LIMITS == {"max_size": 1_048_576, "max_depth": 64, "timeout_ms": 100}
+    assert toolmend.DEFAULT_LIMITS == _core.DEFAULT_LIMITS
+    with pytest.raises(TypeError):
+        toolmend.DEFAULT_LIMITS["max_depth"] = 5  # type: ignore[index]
+    assert toolmend.DEFAULT_LIMITS["max_depth"] <= CEILING == _core.MAX_DEPTH_CEILING
+
+
+@pytest.mark.parametrize("fn", [toolmend.repair, toolmend.parse_response], ids=["repair", "parse_response"])
+def test_python_signatures_default_to_the_core_limits(fn: object) -> None:
+    parameters = inspect.signature(fn).parameters  # type: ignore[arg-type]
+    assert {name: parameters[name].default for name in toolmend.DEFAULT_LIMITS} == dict(toolmend.DEFAULT_LIMITS)
+
+
+def test_retry_config_defaults_to_the_core_limits() -> None:
+    cfg = RetryConfig()
+    assert (cfg.max_size, cfg.max_depth, cfg.timeout_ms) == tuple(toolmend.DEFAULT_LIMITS.values())
+
+
+def _nested(levels: int) -> dict[str, object]:
+    """A dict `levels` deep: {"a": {"a": ... {}}}."""
+    root: dict[str, object] = {}
+    inner = root
+    for _ in range(levels - 1):
+        child: dict[str, object] = {}
+        inner["a"] = child
+        inner = child
+    return root
+
+
+def test_binding_defaults_are_the_core_limits() -> None:
+    depth = toolmend.DEFAULT_LIMITS["max_depth"]
+    registry = _core.ToolRegistry()
+    registry.register("t", {"type": "object"})
+    assert registry.try_validate("t", _nested(depth)).ok
+    assert [e.code for e in registry.try_validate("t", _nested(depth + 1)).errors] == ["TLP-008"]
+    assert _core.repair("[" * depth + "]" * depth).ok
+    assert _core.repair("[" * (depth + 1) + "]" * (depth + 1)).error.code == "TLP-008"  # type: ignore[union-attr]
+    size = toolmend.DEFAULT_LIMITS["max_size"]
+    assert _core.repair(" " * (size - 2) + "[]").ok
+    assert _core.repair(" " * (size - 1) + "[]").error.code == "TLP-007"  # type: ignore[union-attr]
+
+
+# ---- the ceiling --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda depth: toolmend.ToolRegistry(max_depth=depth),
+        lambda depth: _core.ToolRegistry(max_depth=depth),
+        lambda depth: toolmend.parse_response(b'{"message": {"content": "hi"}}', max_depth=depth),
+        lambda depth: RetryConfig(max_depth=depth),
+    ],
+    ids=["ToolRegistry", "_core.ToolRegistry", "parse_response", "RetryConfig"],
+)
+def test_max_depth_over_the_ceiling_is_refused_saying_the_ceiling(make: object) -> None:
+    make(CEILING)  # type: ignore[operator]
+    with pytest.raises(ValueError, match=f"ceiling of {CEILING}"):
+        make(CEILING + 1)  # type: ignore[operator]
+
+
+def test_retry_config_files_and_environment_are_held_to_the_ceiling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    toml = tmp_path / "toolmend.toml"
+    toml.write_text(f"[tool_call]\nmax_depth = {CEILING + 1}\n")
+    with pytest.raises(ValueError, match=f"ceiling of {CEILING}"):
+        RetryConfig.load(toml)
+    monkeypatch.setenv("TOOLMEND_MAX_DEPTH", str(CEILING + 1))
+    with pytest.raises(ValueError, match=f"ceiling of {CEILING}"):
+        RetryConfig.load()
+
+
+# The stream readers and the binding's parse_response still take max_depth as given; these pass once
+# their signatures go through the binding's checked limits, and then the markers come off.
+_UNCHECKED = "this signature does not check the ceiling yet"
+
+
+@pytest.mark.xfail(strict=True, reason=_UNCHECKED)
+def test_stream_accumulator_refuses_max_depth_over_the_ceiling() -> None:
+    with pytest.raises(ValueError, match=f"ceiling of {CEILING}"):
+        toolmend.ToolCallAccumulator(max_depth=CEILING + 1)
+
+
+@pytest.mark.xfail(strict=True, reason=_UNCHECKED)
+def test_text_call_parser_refuses_max_depth_over_the_ceiling() -> None:
+    with pytest.raises(ValueError, match=f"ceiling of {CEILING}"):
+        toolmend.TextCallParser(max_depth=CEILING + 1)
+
+
+@pytest.mark.xfail(strict=True, reason=_UNCHECKED)
+def test_binding_parse_response_refuses_max_depth_over_the_ceiling() -> None:
+    with pytest.raises(ValueError, match=f"ceiling of {CEILING}"):
+        _core.parse_response(b"{}", max_depth=CEILING + 1)
+
+
+def test_repair_and_loads_take_any_depth() -> None:
+    # Repair keeps its own stack and returns text; loads builds at most LOADS_MAX_DEPTH levels anyway.
+    deep = 20 * CEILING
+    assert toolmend.repair("[" * deep, max_depth=deep).json == "[" * deep + "]" * deep
+    levels = toolmend.LOADS_MAX_DEPTH
+    value = toolmend.loads("[" * levels + "]" * levels, max_depth=deep)
+    for _ in range(levels - 1):
+        value = value[0]
+    assert value == []
+
+
+# ---- deep input: a coded error, never a crash ------------------------------------------------------------
+# Each case runs in a fresh interpreter, on its main thread and on a thread with a 2 MB stack (a common
+# size for worker threads), so that a stack overflow fails the test instead of killing pytest.
+
+DEEP = 20_000
+
+PRELUDE = f"""
+import threading, sys
+import toolmend
+DEEP, CEILING = {DEEP}, toolmend.MAX_DEPTH_CEILING
+
+def nested_dict(levels, leaf=None):
+    root = inner = {{}}
+    for _ in range(levels - 1):
+        inner["a"] = {{}}
+        inner = inner["a"]
+    if leaf is not None:
+        inner["a"] = leaf
+    return root
+
+def nested_list(levels):
+    root = inner = []
+    for _ in range(levels - 1):
+        inner.append([])
+        inner = inner[0]
+    return root
+
+def registry(schema={{"type": "object"}}):
+    reg = toolmend.ToolRegistry(max_depth=CEILING)
+    reg.register("t", schema)
+    return reg
+
+def codes(result):
+    return [e.code for e in result.errors]
+"""
+
+
+def run_isolated(body: str, stack_kb: int | None) -> list[str]:
+    """Runs `body` (which prints its findings) in a new interpreter; a crash fails the test."""
+    script = PRELUDE + "def main():\n" + textwrap.indent(textwrap.dedent(body), "    ") + "\n"
+    if stack_kb is None:
+        script += "main()\n"
+    else:
+        script += (
+            f"threading.stack_size({stack_kb} * 1024)\n"
+            "errors = []\n"
+            "def guarded():\n"
+            "    try:\n        main()\n"
+            "    except BaseException as e:\n        errors.append(e)\n"
+            "t = threading.Thread(target=guarded)\nt.start()\nt.join()\n"
+            "if errors:\n    raise errors[0]\n"
+        )
+    package = str(Path(toolmend.__file__).parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([package, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, f"the interpreter ended with {proc.returncode} (negative: a signal)\n{proc.stderr[-3000:]}"
+    return proc.stdout.split()
+
+
+DEEP_CASES = {
+    "repair": ('print(toolmend.repair("[" * DEEP, max_depth=CEILING).error.code)', ["TLP-008"]),
+    "loads": (
+        """
+        try:
+            toolmend.loads('{"a":' * DEEP + "1" + "}" * DEEP, max_depth=CEILING)
+        except toolmend.ParseError as e:
+            print(e.code)
+        """,
+        ["TLP-008"],
+    ),
+    "try_validate dict": ('r = registry().try_validate("t", nested_dict(DEEP)); print(r.ok, *codes(r))', ["False", "TLP-008"]),
+    "try_validate list": ('r = registry().try_validate("t", {"a": nested_list(DEEP)}); print(r.ok, *codes(r))', ["False", "TLP-008"]),
+    "try_validate text": (
+        """
+        r = registry().try_validate("t", '{"a":' * DEEP + "1" + "}" * DEEP)
+        print(r.ok, *codes(r))
+        """,
+        ["False", "TLP-008"],
+    ),
+    "validate dict": (
+        """
+        try:
+            registry().validate("t", nested_dict(DEEP))
+        except toolmend.ValidationError as e:
+            print(*[f.code for f in e.errors])
+        """,
+        ["TLP-008"],
+    ),
+    "parse_response dict": (
+        """
+        call = {"function": {"name": "t", "arguments": nested_dict(DEEP)}}
+        for reg in (None, registry()):
+            r = toolmend.parse_response({"message": {"tool_calls": [call]}}, reg, max_depth=CEILING)
+            print(r.ok, *codes(r))
+        """,
+        ["False", "TLP-008", "False", "TLP-008"],
+    ),
+    "parse_response text": (
+        """
+        call = {"function": {"name": "t", "arguments": '{"a":' * DEEP + "1" + "}" * DEEP}}
+        r = toolmend.parse_response({"message": {"tool_calls": [call]}}, registry(), max_depth=CEILING)
+        print(r.ok, *codes(r))
+        """,
+        ["False", "TLP-008"],
+    ),
+    "accumulator Ollama dict": (
+        """
+        for reg in (None, registry()):
+            acc = toolmend.ToolCallAccumulator(reg, max_depth=CEILING)
+            call = {"function": {"name": "t", "arguments": nested_dict(DEEP)}}
+            acc.feed({"message": {"role": "assistant", "tool_calls": [call]}, "done": False})
+            acc.feed({"message": {"role": "assistant", "content": ""}, "done": True})
+            r = acc.finish()
+            print(r.ok, *codes(r))
+        """,
+        ["False", "TLP-008", "False", "TLP-008"],
+    ),
+    "accumulator OpenAI text": (
+        """
+        acc = toolmend.ToolCallAccumulator(registry(), max_depth=CEILING)
+        text = '{"a":' * DEEP + "1" + "}" * DEEP
+        for start in range(0, len(text), 4096):
+            call = {"index": 0, "id": "c1", "function": {"arguments": text[start:start + 4096]}}
+            if start == 0:
+                call["function"]["name"] = "t"
+            acc.feed({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+        r = acc.finish()
+        print(r.ok, *codes(r))
+        """,
+        ["False", "TLP-008"],
+    ),
+}
+
+
+@pytest.mark.parametrize("stack_kb", [None, 2048], ids=["main thread", "2 MB thread"])
+@pytest.mark.parametrize("case", list(DEEP_CASES))
+def test_input_far_deeper_than_the_ceiling_is_a_coded_error(case: str, stack_kb: int | None) -> None:
+    body, expected = DEEP_CASES[case]
+    assert run_isolated(body, stack_kb) == expected
+
+
+def test_validation_recursing_at_the_ceiling_fits_a_2_mb_stack() -> None:
+    # A schema that refers to itself makes validation recurse once per level of the value: the deepest
+    # recursion a registry allows, here at max_depth = ceiling, with a valid and an invalid value.
+    body = """
+    reg = registry({"type": "object", "properties": {"a": {"$ref": "#"}}})
+    print(reg.try_validate("t", nested_dict(CEILING)).ok)
+    r = reg.try_validate("t", nested_dict(CEILING - 1, leaf=1))
+    print(r.ok, *codes(r))
+    call = {"function": {"name": "t", "arguments": nested_dict(CEILING - 1, leaf=1)}}
+    r = toolmend.parse_response({"message": {"tool_calls": [call]}}, reg, max_depth=CEILING)
+    print(r.ok, *codes(r))
+    """
+    assert run_isolated(body, 2048) == ["True", "False", "TSR-004", "False", "TSR-004"]

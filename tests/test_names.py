@@ -1,0 +1,190 @@
+"""One naming scheme: the limits are max_size / max_depth / timeout_ms everywhere, toolmend.repair is the
+function alone, and states are enums that compare equal to their strings."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import importlib
+import inspect
+import json
+import pickle
+import pkgutil
+import sys
+import warnings
+from pathlib import Path
+
+import orjson
+import pytest
+
+import toolmend
+from toolmend._states import Lane, StreamEventKind, _StrEnum
+from toolmend.config import RENAMED_FIELDS, RetryConfig
+
+# ---- RetryConfig: the new names, and the former ones for one release ----------------------------------------
+
+
+def test_retry_config_names_the_limits_as_the_rest_of_the_api() -> None:
+    fields = {f.name for f in dataclasses.fields(RetryConfig)}
+    assert {"max_size", "max_depth", "timeout_ms"} <= fields
+    assert not fields & set(RENAMED_FIELDS)
+    assert set(inspect.signature(toolmend.parse_response).parameters) >= set(RENAMED_FIELDS.values())
+    cfg = RetryConfig(max_size=10, max_depth=5, timeout_ms=7)
+    assert (cfg.max_size, cfg.max_depth, cfg.timeout_ms) == (10, 5, 7)
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+    assert dataclasses.replace(cfg, max_depth=6).max_depth == 6
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.max_depth = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("old", "new"), list(RENAMED_FIELDS.items()))
+def test_former_keyword_and_attribute_names_warn_and_still_work(old: str, new: str) -> None:
+    with pytest.warns(DeprecationWarning, match=f"{old} .*use {new}") as record:
+        cfg = RetryConfig(**{old: 9})
+    assert record[0].filename == __file__, "the warning points at the caller"
+    assert getattr(cfg, new) == 9
+    with pytest.warns(DeprecationWarning, match=f"{old} .*use {new}") as record:
+        assert getattr(cfg, old) == 9
+    assert record[0].filename == __file__
+    with pytest.raises(TypeError, match="both given"):
+        RetryConfig(**{old: 9, new: 9})
+
+
+def test_new_names_do_not_warn() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RetryConfig(max_size=10, max_depth=5, timeout_ms=7)
+        RetryConfig.load(max_depth=5)
+
+
+def test_former_names_in_files_and_environment_warn_and_still_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [*RENAMED_FIELDS, *RENAMED_FIELDS.values()]:
+        monkeypatch.delenv(f"TOOLMEND_{name.upper()}", raising=False)
+    toml = tmp_path / "toolmend.toml"
+    toml.write_text("[tool_call]\nmax_nesting_depth = 32\nmax_argument_size = 4096\n")
+    with pytest.warns(DeprecationWarning) as record:
+        cfg = RetryConfig.load(toml)
+    assert (cfg.max_depth, cfg.max_size) == (32, 4096)
+    deprecations = [w for w in record if w.category is DeprecationWarning]
+    assert {str(w.message).split()[1] for w in deprecations} == {"max_nesting_depth", "max_argument_size"}
+    assert all(w.filename == __file__ for w in deprecations), "the warnings point at the caller"
+    yml = tmp_path / "config.yml"
+    yml.write_text("model:\n  providers:\n    ollama:\n      tool_call:\n        repair_timeout_ms: 250\n")
+    with pytest.warns(DeprecationWarning, match="repair_timeout_ms"):
+        assert RetryConfig.load(yml).timeout_ms == 250
+    monkeypatch.setenv("TOOLMEND_MAX_NESTING_DEPTH", "12")
+    with pytest.warns(DeprecationWarning) as record:
+        assert RetryConfig.load(toml).max_depth == 12  # environment over file, whatever the names
+    assert any("TOOLMEND_MAX_NESTING_DEPTH (environment variable)" in str(w.message) for w in record)
+    assert any("use TOOLMEND_MAX_DEPTH" in str(w.message) for w in record)
+    monkeypatch.setenv("TOOLMEND_MAX_DEPTH", "13")
+    with pytest.raises(ValueError, match="both given"):
+        RetryConfig.load()
+    monkeypatch.delenv("TOOLMEND_MAX_NESTING_DEPTH")
+    with pytest.warns(DeprecationWarning):
+        assert RetryConfig.load(toml).max_depth == 13
+        assert RetryConfig.load(toml, max_nesting_depth=14).max_depth == 14  # keyword over environment
+
+
+def test_out_of_range_limits_name_the_new_field() -> None:
+    for field in ("max_size", "max_depth"):
+        with pytest.raises(ValueError, match=f"RetryConfig.{field} = 0 is out of range"):
+            RetryConfig(**{field: 0})
+    with pytest.raises(ValueError, match="RetryConfig.timeout_ms = -1 is out of range"):
+        RetryConfig(timeout_ms=-1)
+
+
+def test_the_client_reads_every_call_under_the_configured_limits() -> None:
+    from ollama_server import ScriptedOllama, chat_reply
+
+    registry = toolmend.ToolRegistry()
+    registry.register("t", {"type": "object"})
+    big = {"name": "t", "arguments": {"text": "x" * 200}}
+    deep = {"name": "t", "arguments": {"a": {"a": {"a": {}}}}}
+
+    async def first_attempt(config: RetryConfig, call: dict[str, object]) -> toolmend.Attempt:
+        with ScriptedOllama([chat_reply(call), chat_reply(call)]) as server:
+            async with toolmend.OllamaClient(server.url, "m", registry, config) as client:
+                with pytest.raises(toolmend.RetryExhaustedError) as excinfo:
+                    await client.chat([{"role": "user", "content": "go"}])
+        return excinfo.value.attempts[0]
+
+    assert asyncio.run(first_attempt(RetryConfig(max_retries=1, max_size=100), big)).error_code == "TLP-007"
+    assert asyncio.run(first_attempt(RetryConfig(max_retries=1, max_depth=2), deep)).error_code == "TLP-008"
+
+
+# ---- toolmend.repair is the function ------------------------------------------------------------------------
+
+
+def test_toolmend_repair_is_only_the_function() -> None:
+    from toolmend import repair
+
+    assert repair is toolmend.repair and inspect.isfunction(repair)
+    for module in pkgutil.iter_modules(toolmend.__path__):
+        if module.name not in ("bench",):
+            importlib.import_module(f"toolmend.{module.name}")
+    assert inspect.isfunction(toolmend.repair), "importing every module leaves toolmend.repair the function"
+    assert "toolmend.repair" not in sys.modules
+    assert importlib.import_module("toolmend._repair").repair is toolmend.repair
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("toolmend.repair")
+
+
+# ---- states ---------------------------------------------------------------------------------------------------
+
+
+def test_lane_members_are_their_strings() -> None:
+    assert toolmend.Lane is Lane
+    assert [lane.value for lane in Lane] == ["ok", "model", "salvaged", "transport", "fatal"]
+    for lane in Lane:
+        assert lane == lane.value and isinstance(lane, str)
+        assert str(lane) == f"{lane}" == f"{lane:>1}" == lane.value
+        assert json.dumps(lane) == orjson.dumps(lane).decode() == f'"{lane.value}"'
+        assert {lane.value: 1}[lane] == 1, "hashes as its string"
+    assert Lane("transport") is Lane.TRANSPORT
+
+
+def test_the_python_3_10_str_enum_behaves_as_enum_strenum() -> None:
+    class Colour(_StrEnum):
+        RED = "red"
+
+    base = getattr(enum, "StrEnum", _StrEnum)  # the standard one where there is one
+
+    class Reference(base):  # type: ignore[misc, valid-type]
+        RED = "red"
+
+    for member in (Colour.RED, Reference.RED):
+        assert member == "red" and str(member) == "red" and f"{member}" == "red" and f"[{member:^5}]" == "[ red ]"
+        assert json.dumps(member) == '"red"'
+
+
+def test_attempts_record_their_lane_as_a_lane() -> None:
+    from ollama_server import ScriptedOllama, chat_reply
+
+    registry = toolmend.ToolRegistry()
+    registry.register("t", {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+
+    async def chat() -> toolmend.ChatResult:
+        script = [chat_reply({"name": "t", "arguments": {}}), chat_reply({"name": "t", "arguments": {"n": 1}})]
+        with ScriptedOllama(script) as server:
+            async with toolmend.OllamaClient(server.url, "m", registry) as client:
+                return await client.chat([{"role": "user", "content": "go"}])
+
+    result = asyncio.run(chat())
+    assert [a.lane for a in result.attempts] == [Lane.MODEL, Lane.OK] == ["model", "ok"]
+    assert all(type(a.lane) is Lane for a in result.attempts)
+
+
+def test_stream_events_are_of_the_kinds_stream_event_kind_names() -> None:
+    assert toolmend.StreamEventKind is StreamEventKind
+    acc = toolmend.ToolCallAccumulator(max_size=30)
+    seen = []
+    for chunk in (
+        toolmend.ToolCallDelta(0, id="a", name="read_"),
+        toolmend.ToolCallDelta(0, name="file", arguments='{"path": "x"}', complete=True),
+        toolmend.ToolCallDelta(1, id="b", name="t", arguments='{"text": "' + "x" * 40),
+    ):
+        seen += [event.kind for event in acc.feed(chunk)]
+    assert set(seen) == {kind.value for kind in StreamEventKind}
+    assert all(StreamEventKind(kind) == kind for kind in seen)
