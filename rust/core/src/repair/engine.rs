@@ -1,11 +1,17 @@
 //! The engine's state and its outer layer: output, faults, the deadline, and the document level
 //! (what may stand before and after the root value, whitespace and comments).
 
-use super::lookahead::{looks_like_element, looks_like_key, skip_ws_and_comments};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+use super::lookahead::{looks_like_element, looks_like_key};
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::limits::{Deadline, Limits};
 use crate::scan::{self, literal_at};
+
+/// Units of work (loop turns and look-ahead bytes) between two looks at the clock.
+const CHECK_EVERY: u64 = 1024;
 
 /// A container on the explicit stack.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +79,17 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     pub(super) deepest: usize,
     pub(super) wrapper_levels: usize,
     pub(super) deadline: Deadline,
-    pub(super) steps: u32,
+    /// Work done so far: a unit per turn of an engine loop and per byte a look-ahead reads.
+    /// Look-aheads cannot fail: they add to the count, or, when they find the deadline passed,
+    /// set `next_check` to zero, and the next loop turn reports the timeout.
+    pub(super) work: Cell<u64>,
+    pub(super) next_check: Cell<u64>,
+    /// Where `skip_ws_and_comments` already found that a run of whitespace and comments ends:
+    /// a comment's end -> the end of the run from there.
+    pub(super) comment_runs: RefCell<BTreeMap<usize, usize>>,
+    /// The output's whitespace tail as last measured by `last_written`: `(len, start)` says
+    /// `out[start..len]` is whitespace and `out[start - 1]`, if any, is not.
+    pub(super) ws_tail: Cell<(usize, usize)>,
     /// The next string continues the one written last (`"a" + "b"`): no opening quote.
     pub(super) continues_string: bool,
     /// Calls (`ObjectId(`) whose `)` is still to come.
@@ -99,7 +115,10 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             deepest: 0,
             wrapper_levels: 0,
             deadline,
-            steps: 0,
+            work: Cell::new(0),
+            next_check: Cell::new(CHECK_EVERY),
+            comment_runs: RefCell::new(BTreeMap::new()),
+            ws_tail: Cell::new((0, 0)),
             continues_string: false,
             open_calls: 0,
         }
@@ -153,12 +172,34 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         self.src.get(self.pos).copied()
     }
 
+    /// One turn of an engine loop; checks the deadline every `CHECK_EVERY` units of work.
+    #[inline]
     pub(super) fn tick(&mut self) -> Result<(), Error> {
-        self.steps = self.steps.wrapping_add(1);
-        if self.steps.is_multiple_of(1024) {
+        let work = self.work.get() + 1;
+        self.work.set(work);
+        if work >= self.next_check.get() {
+            self.next_check.set(work + CHECK_EVERY);
             self.deadline.check(self.pos)?;
         }
         Ok(())
+    }
+
+    /// For a look-ahead that has read far: whether the deadline has passed. If so, the next
+    /// loop turn reports it, and the look-ahead may stop with any answer, since the engine
+    /// fails before it writes anything more that counts.
+    pub(super) fn lookahead_expired(&self) -> bool {
+        let expired = self.deadline.check(self.pos).is_err();
+        if expired {
+            self.next_check.set(0);
+        }
+        expired
+    }
+
+    /// Counts `bytes` read by a look-ahead, so that a run of long look-aheads brings the next
+    /// deadline check closer.
+    #[inline]
+    pub(super) fn charge(&self, bytes: usize) {
+        self.work.set(self.work.get() + bytes as u64);
     }
 
     // ---- document level ----------------------------------------------------------------
@@ -208,6 +249,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     fn epilogue(&mut self) -> Result<(), Error> {
         let mut wrapped = false;
         loop {
+            self.tick()?;
             let mut before_ws = self.out.len();
             self.skip_ws()?;
             let Some(b) = self.peek() else { break };
@@ -223,7 +265,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 continue;
             }
             let next = if b == b',' {
-                skip_ws_and_comments(self.src, self.pos + 1)
+                self.skip_ws_and_comments(self.pos + 1)
             } else {
                 self.pos
             };
@@ -249,10 +291,12 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                         position: next,
                     });
                     self.out.insert(0, b'[');
+                    self.rewrote_output_from(0);
                     wrapped = true;
                     before_ws += 1;
                 }
                 self.out.insert(before_ws, b',');
+                self.rewrote_output_from(before_ws);
                 self.pos = next;
                 self.value()?;
             } else if self.src[self.pos..].starts_with(b"```") {
@@ -261,6 +305,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                     position: self.pos,
                 });
                 self.out.truncate(before_ws);
+                self.rewrote_output_from(before_ws);
                 self.pos += 3;
             } else if b == b'}' || b == b']' {
                 self.repairs.push(Repair {
@@ -274,6 +319,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                     position: self.pos,
                 });
                 self.out.truncate(before_ws);
+                self.rewrote_output_from(before_ws);
                 self.pos = self.src.len();
             }
         }
@@ -304,6 +350,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 return Ok(());
             };
             self.fault(RepairKind::Comment, self.pos, "a JSON value, not a comment")?;
+            self.tick()?;
             self.pos += end;
         }
     }

@@ -97,6 +97,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let (out_at, src_at) = self.last_comma;
         self.fault(RepairKind::TrailingComma, src_at, "a value after ','")?;
         self.out.remove(out_at);
+        self.rewrote_output_from(out_at);
         Ok(())
     }
 
@@ -126,6 +127,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             _ => {}
         }
         while !self.stack.is_empty() {
+            self.tick()?;
             self.close_missing(at);
         }
         Ok(())
@@ -402,6 +404,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     || !context_fits(below_top) =>
             {
                 while self.stack.len() > index + 1 {
+                    self.tick()?;
                     self.close_missing(at);
                 }
                 if self.pop() == Some(Frame::Brace) {

@@ -4,21 +4,33 @@
 //! Why the engine stays linear. The main loop consumes each byte once. A look-ahead reads past
 //! the byte the engine stands on, and it would cost more than a constant per byte only if it
 //! read far *and* the engine then called it again from inside the bytes it had already read.
-//! Each look-ahead here avoids that in one of two ways:
+//! Each look-ahead here avoids that in one of three ways:
 //!
-//! - **A window.** `looks_like_key` reads at most `LOOKAHEAD` bytes; `skip_ws_and_comments` skips
-//!   a comment only when its end lies within `4 * LOOKAHEAD` bytes; `looks_like_element`,
-//!   `quote_looks_closed`, `scan::literal_at` and `scan::curly_quote_at` read a few bytes past
-//!   those.
-//! - **Bytes the engine consumes next.** Whitespace (`skip_ws_and_comments`, `what_follows`) is
-//!   only ever scanned from just past a byte that is not whitespace, so two scans never share a
-//!   byte. `call_wrapper_at` reads an identifier that the word or the call then consumes.
-//!   `structure_before_next_quote` reads up to the next closing quote of the string it is in,
-//!   where the string loop goes on, so the stretches it reads for one kind of quote are disjoint.
-//!   `escaped_json_at` runs once, at the start.
+//! - **A window.** `looks_like_key` reads at most `LOOKAHEAD` bytes; `comment_len` looks for a
+//!   comment's end within `COMMENT_WINDOW` bytes; `looks_like_element`, `quote_looks_closed`,
+//!   `scan::literal_at` and `scan::curly_quote_at` read a few bytes past those.
+//! - **Bytes the engine consumes next.** Whitespace (`what_follows`, the start of
+//!   `skip_ws_and_comments`) is only ever scanned from just past a byte that is not whitespace,
+//!   so two scans never share a byte. `call_wrapper_at` reads an identifier that the word or the
+//!   call then consumes. `structure_before_next_quote` reads up to the next closing quote of the
+//!   string it is in, where the string loop goes on, so the stretches it reads for one kind of
+//!   quote are disjoint. `key_after_unclosed_value` reads back over the whitespace before a
+//!   quote, down to the byte before it, which is not whitespace. `escaped_json_at` runs once.
+//! - **A memo of how far a scan reached**, where neither holds. A run of short comments can be
+//!   long, and a string left open can hold quotes inside those comments, each of which asks
+//!   whether it closes the string by skipping the comments after it: `skip_ws_and_comments`
+//!   remembers, for each comment end it walks past, where the run ends, so all walks together
+//!   pass each comment end once, plus one comment per walk (at most `COMMENT_WINDOW` bytes).
+//!   Likewise `last_written` (behind `after_brace` and `wrote_string_last`) remembers how far
+//!   back the whitespace at the end of the output reaches, so that runs of redundant braces,
+//!   which write only whitespace, do not re-read it; the few places that change the output
+//!   other than by appending tell it so (`rewrote_output_from`).
 //!
-//! The look-behinds (`after_brace`, `wrote_string_last`, `key_after_unclosed_value`) read back
-//! over whitespace only, to the last byte that is not whitespace.
+//! Every look-ahead adds the bytes it reads to the engine's work count, and every engine loop
+//! counts its turns and checks the deadline every `CHECK_EVERY` units, so a deadline holds even
+//! inside a string that runs to the end of the input. (Loops that only consume bytes, such as
+//! a bare word's or a number's, are bounded by what they consume and need no count.) The tests count that work on hostile
+//! inputs at two sizes and expect it to grow by the same factor as the input.
 
 use super::engine::{After, Engine, Expect, Frame};
 use crate::scan::{self, is_ident, is_ws, literal_at, skip_ws, Delimiter};
@@ -27,33 +39,33 @@ use crate::scan::{self, is_ident, is_ws, literal_at, skip_ws, Delimiter};
 /// longer look would make runs of quotes cost more per byte without deciding more cases.
 pub(super) const LOOKAHEAD: usize = 64;
 
-/// Past whitespace and `//` and `/* */` comments from `i`, for lookahead: a comment whose end
-/// is not within `LOOKAHEAD * 4` bytes is not skipped, so that many lookaheads over one long
-/// comment stay linear.
-pub(super) fn skip_ws_and_comments(src: &[u8], mut i: usize) -> usize {
-    const WINDOW: usize = LOOKAHEAD * 4;
-    loop {
-        i = skip_ws(src, i);
-        let rest = &src[i.min(src.len())..];
-        let window = &rest[..rest.len().min(WINDOW)];
-        let end = if rest.starts_with(b"//") {
-            window
-                .iter()
-                .position(|&b| b == b'\n')
-                .or((rest.len() <= WINDOW).then_some(rest.len()))
-        } else if rest.starts_with(b"/*") {
-            window
-                .windows(2)
-                .skip(2)
-                .position(|w| w == b"*/")
-                .map(|n| n + 4)
-        } else {
-            None
-        };
-        match end {
-            Some(n) => i += n,
-            None => return i,
-        }
+/// How far past its start a comment's end is looked for. A comment whose end is further is not
+/// skipped by look-aheads, so that many look-aheads over one long comment stay linear.
+const COMMENT_WINDOW: usize = LOOKAHEAD * 4;
+
+/// How many comments (or four times as many bytes) a look-ahead reads between two looks at
+/// the deadline. Only a look-ahead that reads far in one call (the first walk through a long
+/// run of comments, or the scan of a long string with no quote) ever gets there.
+const POLL_EVERY: usize = 1024;
+
+/// The length of the `//` or `/* */` comment at `i`, if one starts there and ends within
+/// `COMMENT_WINDOW` bytes (a `//` comment may also end with the input).
+fn comment_len(src: &[u8], i: usize) -> Option<usize> {
+    let rest = &src[i.min(src.len())..];
+    let window = &rest[..rest.len().min(COMMENT_WINDOW)];
+    if rest.starts_with(b"//") {
+        window
+            .iter()
+            .position(|&b| b == b'\n')
+            .or((rest.len() <= COMMENT_WINDOW).then_some(rest.len()))
+    } else if rest.starts_with(b"/*") {
+        window
+            .windows(2)
+            .skip(2)
+            .position(|w| w == b"*/")
+            .map(|n| n + 4)
+    } else {
+        None
     }
 }
 
@@ -131,22 +143,99 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         (is_name && src.get(i + name) == Some(&b'(')).then_some(i + name + 1)
     }
 
+    /// Past whitespace and comments from `from` (see `comment_len` for which comments).
+    ///
+    /// A run of short comments can be long, and a look-ahead can start inside it again and
+    /// again: from each quote in `"a": "//"\n//"\n//"...`, a string left open whose quotes
+    /// each ask whether they close it. So where a walk passes the end of a comment, the end of
+    /// the run is remembered, and a later walk that reaches that point stops there. A walk
+    /// goes on only past comment ends not seen before, so all walks together pass each comment
+    /// end once, plus one comment (at most `COMMENT_WINDOW` bytes) per walk to reach the first.
+    pub(super) fn skip_ws_and_comments(&self, from: usize) -> usize {
+        let src = self.src;
+        let mut i = skip_ws(src, from);
+        let Some(n) = comment_len(src, i) else {
+            self.charge(i - from);
+            return i;
+        };
+        let mut runs = self.comment_runs.borrow_mut();
+        if let Some(&end) = runs.get(&from) {
+            self.charge(i - from);
+            return end;
+        }
+        let mut passed = Vec::new();
+        i += n;
+        let end = loop {
+            if let Some(&end) = runs.get(&i) {
+                break end;
+            }
+            if passed.len() % POLL_EVERY == POLL_EVERY - 1 && self.lookahead_expired() {
+                self.charge(i - from);
+                return i; // not remembered: it is not where the run ends
+            }
+            passed.push(i);
+            i = skip_ws(src, i);
+            match comment_len(src, i) {
+                Some(n) => i += n,
+                None => break i,
+            }
+        };
+        self.charge(i - from);
+        for at in passed {
+            runs.insert(at, end);
+        }
+        end
+    }
+
+    /// The last byte written that is not whitespace. The whitespace at the end of the output is
+    /// measured once: later calls read only what was appended since, so runs of redundant
+    /// braces (`{"a": 1, {} {} {} ...`), which write nothing but whitespace, stay linear.
+    pub(super) fn last_written(&self) -> Option<u8> {
+        let out = &self.out;
+        let (len, start) = self.ws_tail.get();
+        debug_assert!(
+            len <= out.len(),
+            "output rewritten without rewrote_output_from"
+        );
+        let len = len.min(out.len());
+        let start = match out[len..].iter().rposition(|&c| !is_ws(c)) {
+            Some(k) => len + k + 1,
+            None => start,
+        };
+        self.charge(out.len() - len);
+        self.ws_tail.set((out.len(), start));
+        start.checked_sub(1).map(|k| out[k])
+    }
+
+    /// Output bytes from `at` on were changed or removed, not only appended to: the whitespace
+    /// tail `last_written` measured is kept only as far as it still holds.
+    pub(super) fn rewrote_output_from(&self, at: usize) {
+        let (len, start) = self.ws_tail.get();
+        if at < len {
+            self.ws_tail
+                .set(if start <= at { (at, start) } else { (0, 0) });
+        }
+    }
+
     /// A redundant brace wrote nothing, so the object goes on as it stood before it: after `{`,
     /// after `,`, or after a member. Only whitespace can have been written since.
     pub(super) fn after_brace(&self) -> Expect {
-        match self.out.iter().rev().find(|&&c| !is_ws(c)) {
+        match self.last_written() {
             Some(b'{') => Expect::FirstKey,
             Some(b',') => Expect::NextKey,
             _ => Expect::AfterValue,
         }
     }
 
-    pub(super) fn what_follows(&self, i: usize) -> After {
-        let i = scan::skip_ws(self.src, i);
+    /// What follows a closer that does not match the innermost container, from `i` past it.
+    pub(super) fn what_follows(&self, from: usize) -> After {
+        let i = scan::skip_ws(self.src, from);
+        self.charge(i - from);
         match self.src.get(i) {
             None | Some(b'}' | b']') => After::End,
             Some(b',') => {
                 let j = scan::skip_ws(self.src, i + 1);
+                self.charge(j - i);
                 if looks_like_key(self.src, j) {
                     After::CommaKey
                 } else {
@@ -162,7 +251,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     /// bytes after the quote must look like what may follow a value in this container.
     pub(super) fn quote_closes(&self, after: usize, close: u8) -> bool {
         let src = self.src;
-        let i = skip_ws_and_comments(src, after);
+        let i = self.skip_ws_and_comments(after);
         let Some(&c) = src.get(i) else { return true };
         if c == b'+' && self.concatenation_at(i) || c == b')' && self.open_calls > 0 {
             return true;
@@ -191,7 +280,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             Some(Frame::Object | Frame::Brace) => match c {
                 b'}' | b']' => closer_ends(),
                 b',' => {
-                    let j = skip_ws_and_comments(src, i + 1);
+                    let j = self.skip_ws_and_comments(i + 1);
                     j >= src.len() || looks_like_key(src, j)
                 }
                 _ => looks_like_key(src, i),
@@ -199,7 +288,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             Some(Frame::Array) => match c {
                 b']' | b'}' => closer_ends(),
                 b'"' => true,
-                b',' => looks_like_element(src, skip_ws_and_comments(src, i + 1)),
+                b',' => looks_like_element(src, self.skip_ws_and_comments(i + 1)),
                 _ => false,
             },
             None => matches!(c, b',' | b'{' | b'[' | b'`'),
@@ -218,19 +307,23 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let src = self.src;
         let in_object = matches!(self.stack.last(), Some(Frame::Object | Frame::Brace));
         let mut j = after;
-        while j < src.len() {
-            match src[j] {
-                b if b == close => return false,
+        let found = loop {
+            let Some(&b) = src.get(j) else { break false };
+            if (j - after) % (POLL_EVERY * 4) == POLL_EVERY * 4 - 1 && self.lookahead_expired() {
+                break false;
+            }
+            match b {
+                b if b == close => break false,
                 b'}' | b']' => {
                     if matches!(
                         src.get(j + 1),
                         None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`')
                     ) {
-                        return true;
+                        break true;
                     }
                 }
                 b',' => {
-                    let k = skip_ws_and_comments(src, j + 1);
+                    let k = self.skip_ws_and_comments(j + 1);
                     let next_item = if in_object {
                         looks_like_key(src, k)
                     } else {
@@ -238,14 +331,15 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                             || looks_like_element(src, k) && src.get(k) != Some(&b'\'')
                     };
                     if k < src.len() && next_item {
-                        return true;
+                        break true;
                     }
                 }
                 _ => {}
             }
             j += 1;
-        }
-        false
+        };
+        self.charge(j - after);
+        found
     }
 
     /// A value string in an object reaches `"key":` (the quote at `quote` opening it) right
@@ -266,6 +360,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         while c > content_start && is_ws(src[c - 1]) {
             c -= 1;
         }
+        self.charge(quote - c);
         let comma = c
             .checked_sub(1)
             .filter(|&c| c >= content_start && src[c] == b',')?;
@@ -274,13 +369,13 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
 
     /// Whether the last value written, whitespace aside, is a string.
     pub(super) fn wrote_string_last(&self) -> bool {
-        self.out.iter().rev().find(|&&c| !is_ws(c)) == Some(&b'"')
+        self.last_written() == Some(b'"')
     }
 
     /// `+` at `i` followed by a double-quoted string: JavaScript concatenation.
     pub(super) fn concatenation_at(&self, i: usize) -> bool {
         matches!(
-            self.src.get(skip_ws_and_comments(self.src, i + 1)),
+            self.src.get(self.skip_ws_and_comments(i + 1)),
             Some(b'"' | b'\'')
         )
     }

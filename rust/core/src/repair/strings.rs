@@ -2,7 +2,6 @@
 //! JavaScript concatenation.
 
 use super::engine::Engine;
-use super::lookahead::skip_ws_and_comments;
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::scan::{self, is_ws, Delimiter};
@@ -51,6 +50,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                             position: comma,
                         });
                         self.out.truncate(self.out.len() - (i - comma));
+                        self.rewrote_output_from(self.out.len());
                         self.out.push(b'"');
                         self.pos = comma;
                         return Ok(());
@@ -91,6 +91,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.pos += 1;
                 }
             }
+            // Only a string that goes on past a stop byte gets here; the quotes that did not
+            // close it may each have looked ahead.
+            self.tick()?;
         }
     }
 
@@ -125,13 +128,22 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
         debug_assert_eq!(self.out.last(), Some(&b'"'));
         self.out.pop();
-        self.pos = skip_ws_and_comments(self.src, self.pos + 1);
+        self.rewrote_output_from(self.out.len());
+        self.pos = self.skip_ws_and_comments(self.pos + 1);
         self.continues_string = true;
-        if self.src[self.pos] == b'\'' {
-            self.fault(RepairKind::SingleQuotes, self.pos, "a double-quoted string")?;
-            return self.string(&scan::SINGLE, false);
+        match self.src.get(self.pos) {
+            Some(b'\'') => {
+                self.fault(RepairKind::SingleQuotes, self.pos, "a double-quoted string")?;
+                self.string(&scan::SINGLE, false)
+            }
+            Some(b'"') => self.string(&scan::DOUBLE, false),
+            _ => {
+                // `concatenation_at` saw a quote here; only a look-ahead cut short by the
+                // deadline stops elsewhere.
+                self.deadline.check(self.pos)?;
+                unreachable!("a quote follows the '+'")
+            }
         }
-        self.string(&scan::DOUBLE, false)
     }
 
     /// A backslash at `self.pos` inside a string; `in_single` when single quotes delimit it.

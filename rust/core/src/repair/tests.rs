@@ -618,3 +618,144 @@ fn every_kind_has_its_own_one_line_description() {
     assert_eq!(RepairKind::ALL[0], RepairKind::TrailingComma);
     assert_eq!(RepairKind::InvalidUtf8.as_str(), "invalid_utf8");
 }
+
+/// Inputs built to make look-aheads re-read the rest of the text: quotes inside `//` or `/* */`
+/// comments inside a string left open (each quote asks "does this close the string?", and the
+/// answer skips the comments after it), and redundant `{}` pairs (each closing one looks back
+/// over the whitespace written since the last value).
+mod hostile {
+    use super::*;
+
+    fn family(name: &str, units: usize) -> String {
+        let (head, unit, tail) = match name {
+            "line comments, double quotes" => ("{\"a\": \"", "\n//\"", "\nx y}"),
+            "line comments, single quotes" => ("{\"a\": '", "\n//'", "\nx y}"),
+            "block comments" => ("{\"a\": \"", "/*\"/**/", "\nx y}"),
+            "comments after a quote" => ("{\"a\": \"", "//\" //\n", "\nx y}"),
+            "comments after a comma" => ("['", ",\n//'", "\nx y]"),
+            "empty brace pairs" => ("{\"a\":1, ", "{} ", "}"),
+            "spaced brace pairs" => ("{\"a\":1, ", "{ } ", "}"),
+            _ => unreachable!("{name}"),
+        };
+        format!("{head}{}{tail}", unit.repeat(units))
+    }
+
+    const FAMILIES: [&str; 7] = [
+        "line comments, double quotes",
+        "line comments, single quotes",
+        "block comments",
+        "comments after a quote",
+        "comments after a comma",
+        "empty brace pairs",
+        "spaced brace pairs",
+    ];
+
+    #[test]
+    fn quotes_in_comment_chains_inside_a_string_stay_inside_it() {
+        let cases = [
+            (
+                "line comments, double quotes",
+                r#"{"a": "\n//\"\n//\"\n//"
+,"x y":null}"#,
+            ),
+            (
+                "line comments, single quotes",
+                r#"{"a": "\n//'\n//'\n//"
+,"x y":null}"#,
+            ),
+            (
+                "block comments",
+                r#"{"a": "/*\"/**//*\"/**//*"
+,"x y":null}"#,
+            ),
+            (
+                "comments after a quote",
+                "{\"a\": \"//\\\" //\\n//\\\" //\\n//\" \n\n,\"x y\":null}",
+            ),
+            (
+                "comments after a comma",
+                r#"[",\n//',\n//',\n//"
+,"x y"]"#,
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(fixed(&family(name, 3)), want, "{name}");
+        }
+        let (_, kinds) = fix(&family("line comments, double quotes", 3));
+        assert_eq!(
+            kinds.iter().filter(|&&k| k == "unescaped_quotes").count(),
+            2
+        );
+    }
+
+    #[test]
+    fn redundant_brace_pairs_are_dropped_keeping_their_whitespace() {
+        assert_eq!(fixed(&family("empty brace pairs", 3)), "{\"a\":1    }");
+        assert_eq!(fixed(&family("spaced brace pairs", 3)), "{\"a\":1       }");
+        let (_, kinds) = fix(&family("empty brace pairs", 3));
+        assert_eq!(
+            &kinds[..3],
+            ["redundant_brace", "trailing_comma", "missing_comma"]
+        );
+    }
+
+    #[test]
+    fn long_comment_blocks_between_members_are_still_skipped() {
+        // Hundreds of bytes of short comments after a value: each comment is short, so the
+        // whole block is skipped and the quote before it still closes the string.
+        let lines = format!("{{\"a\": \"x\", {}\"b\": 1}}", "// c\n".repeat(100));
+        assert_eq!(
+            fixed(&lines),
+            format!("{{\"a\": \"x\", {}\"b\": 1}}", "\n".repeat(100))
+        );
+        let blocks = format!("{{\"a\": \"x\" {}, \"b\": 1}}", "/* c */ ".repeat(60));
+        assert_eq!(
+            fixed(&blocks),
+            format!("{{\"a\": \"x\"{}, \"b\": 1}}", " ".repeat(61))
+        );
+    }
+
+    /// The engine's count of work (loop turns and bytes read by look-aheads) at `units` units.
+    fn work(name: &str, units: usize) -> f64 {
+        let input = family(name, units);
+        let limits = Limits {
+            max_size: usize::MAX,
+            max_depth: 1 << 20,
+            timeout_ms: 0,
+        };
+        let mut engine = Engine::<false>::new(input.as_bytes(), &limits, limits.deadline());
+        engine.run().unwrap();
+        engine.work.get() as f64
+    }
+
+    #[test]
+    fn work_grows_linearly_on_every_hostile_family() {
+        // Counted, not timed: four times the input must cost about four times the work (a
+        // look-ahead that re-read the rest of the input would cost sixteen times).
+        for name in FAMILIES {
+            let (small, large) = (work(name, 4 << 10), work(name, 16 << 10));
+            let bytes = family(name, 16 << 10).len() as f64;
+            assert!(large < small * 5.0, "{name}: work {small} -> {large}");
+            assert!(
+                large < bytes * 16.0,
+                "{name}: work {large} for {bytes} bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_every_hostile_family() {
+        let limits = Limits {
+            max_depth: 1 << 20,
+            ..Limits::default()
+        };
+        for name in FAMILIES {
+            let input = family(name, 16 << 10);
+            let err = Engine::<false>::new(input.as_bytes(), &limits, Deadline::expired(1))
+                .run()
+                .unwrap_err();
+            assert_eq!(err.code(), ErrorCode::TooDeepOrTimeout, "{name}");
+            assert!(err.to_string().contains("timeout"), "{name}: {err}");
+        }
+    }
+}
