@@ -1,11 +1,8 @@
-//! Byte classes and bounded lookahead shared by the engines.
+//! Byte classes, string delimiters and fixed-length token tests shared by the engines.
 //!
-//! Every lookahead here reads at most `LOOKAHEAD` bytes past whitespace it skips, so a decision
-//! costs O(1) amortised and the engines stay linear on any input (see the tests in `repair`).
-
-/// How far a heuristic may look ahead. Keys and literals that decide a repair are short; a
-/// longer look would make runs of quotes cost more per byte without deciding more cases.
-pub(crate) const LOOKAHEAD: usize = 64;
+//! Everything here reads a fixed number of bytes or stops at the first byte of another class;
+//! the look-aheads that decide repairs, and the argument that they stay linear, live in
+//! `repair::lookahead`.
 
 pub(crate) const fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -118,84 +115,6 @@ pub(crate) fn skip_ws(src: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
-}
-
-/// Past whitespace and `//` and `/* */` comments from `i`, for lookahead: a comment whose end
-/// is not within `LOOKAHEAD * 4` bytes is not skipped, so that many lookaheads over one long
-/// comment stay linear.
-pub(crate) fn skip_ws_and_comments(src: &[u8], mut i: usize) -> usize {
-    const WINDOW: usize = LOOKAHEAD * 4;
-    loop {
-        i = skip_ws(src, i);
-        let rest = &src[i.min(src.len())..];
-        let window = &rest[..rest.len().min(WINDOW)];
-        let end = if rest.starts_with(b"//") {
-            window
-                .iter()
-                .position(|&b| b == b'\n')
-                .or((rest.len() <= WINDOW).then_some(rest.len()))
-        } else if rest.starts_with(b"/*") {
-            window
-                .windows(2)
-                .skip(2)
-                .position(|w| w == b"*/")
-                .map(|n| n + 4)
-        } else {
-            None
-        };
-        match end {
-            Some(n) => i += n,
-            None => return i,
-        }
-    }
-}
-
-/// Whether an object key starts at `i`: a quoted or bare name followed by `:`, or a `}` that
-/// closes the object. Bounded by `LOOKAHEAD`; when the window ends before the shape is decided,
-/// the answer is yes, because valid JSON (a long key) must never be read as broken.
-pub(crate) fn looks_like_key(src: &[u8], i: usize) -> bool {
-    let Some(&first) = src.get(i) else {
-        return false;
-    };
-    let limit = (i + LOOKAHEAD).min(src.len());
-    let mut j = i + 1;
-    match first {
-        b'}' => return true,
-        b'"' | b'\'' => {
-            while j < limit && src[j] != first && src[j] != b'\n' {
-                j += if src[j] == b'\\' { 2 } else { 1 };
-            }
-            if j >= limit {
-                return limit < src.len();
-            }
-            if src[j] != first {
-                return false;
-            }
-            j += 1;
-        }
-        b if is_ident(b) => {
-            while j < limit && is_ident(src[j]) {
-                j += 1;
-            }
-        }
-        _ => return false,
-    }
-    while j < limit && is_ws(src[j]) {
-        j += 1;
-    }
-    if j >= limit {
-        return limit < src.len();
-    }
-    src[j] == b':'
-}
-
-/// Whether an array element starts at `i`: a bracket, a quote, a number or a JSON literal word.
-pub(crate) fn looks_like_element(src: &[u8], i: usize) -> bool {
-    match src.get(i) {
-        None => true,
-        Some(b'"' | b'\'' | b'{' | b'[' | b']' | b'}' | b'-' | b'0'..=b'9') => true,
-        Some(_) => literal_at(src, i).is_some(),
-    }
 }
 
 /// A literal word spelled as JSON, Python or JavaScript writes it, ending at a word boundary.

@@ -159,17 +159,35 @@ proptest! {
     }
 }
 
+/// A family of inputs: its name, and the input of about `n` bytes.
+type Family = (&'static str, fn(usize) -> String);
+
 /// Linear time on every pathological family: time per byte at 1 MiB stays within a generous
 /// factor of that at 16 KiB. Ratios, not absolute times, so a slow machine does not fail it.
 #[test]
 fn pathological_families_scale_linearly() {
-    let families: [(&str, fn(usize) -> String); 6] = [
+    let families: [Family; 10] = [
         ("deep nesting", |n| "[".repeat(n)),
         ("quote run", |n| format!("{{\"a\": \"{}", "\"".repeat(n))),
         ("backslash run", |n| format!("[\"{}", "\\".repeat(n))),
         ("unclosed strings", |n| "[\"a, ".repeat(n / 5)),
         ("single quotes", |n| "{'k': 'it's', ".repeat(n / 14)),
         ("comma + quote", |n| "{\"a\": \"x\", \"".repeat(n / 12)),
+        // Quotes inside short comments inside a string left open: each quote's look-ahead
+        // skips the comments after it.
+        ("comments in a string", |n| {
+            format!("{{\"a\": \"{}\nx y}}", "\n//\"".repeat(n / 4))
+        }),
+        ("comments in a single-quoted string", |n| {
+            format!("{{\"a\": '{}\nx y}}", "/*'/**/".repeat(n / 7))
+        }),
+        ("comments in a string after commas", |n| {
+            format!("['{}\nx y]", ",\n//'".repeat(n / 5))
+        }),
+        // Redundant braces write nothing: each one's closer looks back over the output.
+        ("redundant brace pairs", |n| {
+            format!("{{\"a\": 1, {}}}", "{} ".repeat(n / 3))
+        }),
     ];
     let lifted = Limits {
         max_size: 1 << 22,

@@ -1,0 +1,357 @@
+//! The engine's state and its outer layer: output, faults, the deadline, and the document level
+//! (what may stand before and after the root value, whitespace and comments).
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+
+use super::lookahead::{looks_like_element, looks_like_key};
+use super::{Repair, RepairKind};
+use crate::error::Error;
+use crate::limits::{Deadline, Limits};
+use crate::scan::{self, literal_at};
+
+/// Units of work (loop turns and look-ahead bytes) between two looks at the clock.
+const CHECK_EVERY: u64 = 1024;
+
+/// A container on the explicit stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Frame {
+    Object,
+    Array,
+    /// A redundant `{` met where a key belongs; its `}` is dropped, its members join the object.
+    Brace,
+}
+
+impl Frame {
+    pub(super) fn closes_with(self, b: u8) -> bool {
+        match self {
+            Frame::Object | Frame::Brace => b == b'}',
+            Frame::Array => b == b']',
+        }
+    }
+}
+
+/// What the grammar expects next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Expect {
+    RootValue,
+    /// After `:`.
+    MemberValue,
+    /// After `[`.
+    FirstElement,
+    /// After `,` in an array.
+    NextElement,
+    /// After `{`.
+    FirstKey,
+    /// After `,` in an object.
+    NextKey,
+    Colon,
+    /// After a value inside a container: `,` or a closer.
+    AfterValue,
+    /// The root value is complete.
+    Done,
+}
+
+/// Which container a `,` after a closer leads into, judged by what follows the comma.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum After {
+    CommaKey,
+    CommaElement,
+    End,
+    Other,
+}
+
+pub(super) struct Engine<'a, const STRICT: bool> {
+    pub(super) src: &'a [u8],
+    pub(super) pos: usize,
+    pub(super) out: Vec<u8>,
+    pub(super) stack: Vec<Frame>,
+    /// Stack indices of open objects (including redundant braces) and of open arrays, so that
+    /// "is there a container this closer matches?" is answered in O(1).
+    pub(super) objects: Vec<usize>,
+    pub(super) arrays: Vec<usize>,
+    pub(super) repairs: Vec<Repair>,
+    /// Output offset and input offset of the last comma written, for trailing-comma removal.
+    pub(super) last_comma: (usize, usize),
+    pub(super) max_depth: usize,
+    /// The deepest the stack has been, and the levels added around it in the output (one when
+    /// several root values are wrapped in an array): the output nests no deeper than the limit.
+    pub(super) deepest: usize,
+    pub(super) wrapper_levels: usize,
+    pub(super) deadline: Deadline,
+    /// Work done so far: a unit per turn of an engine loop and per byte a look-ahead reads.
+    /// Look-aheads cannot fail: they add to the count, or, when they find the deadline passed,
+    /// set `next_check` to zero, and the next loop turn reports the timeout.
+    pub(super) work: Cell<u64>,
+    pub(super) next_check: Cell<u64>,
+    /// Where `skip_ws_and_comments` already found that a run of whitespace and comments ends:
+    /// a comment's end -> the end of the run from there.
+    pub(super) comment_runs: RefCell<BTreeMap<usize, usize>>,
+    /// The output's whitespace tail as last measured by `last_written`: `(len, start)` says
+    /// `out[start..len]` is whitespace and `out[start - 1]`, if any, is not.
+    pub(super) ws_tail: Cell<(usize, usize)>,
+    /// The next string continues the one written last (`"a" + "b"`): no opening quote.
+    pub(super) continues_string: bool,
+    /// Calls (`ObjectId(`) whose `)` is still to come.
+    pub(super) open_calls: usize,
+}
+
+impl<'a, const STRICT: bool> Engine<'a, STRICT> {
+    pub(super) fn new(src: &'a [u8], limits: &Limits, deadline: Deadline) -> Self {
+        Engine {
+            src,
+            pos: 0,
+            out: if STRICT {
+                Vec::new()
+            } else {
+                Vec::with_capacity(src.len() + 16)
+            },
+            stack: Vec::with_capacity(16),
+            objects: Vec::new(),
+            arrays: Vec::new(),
+            repairs: Vec::new(),
+            last_comma: (0, 0),
+            max_depth: limits.max_depth,
+            deepest: 0,
+            wrapper_levels: 0,
+            deadline,
+            work: Cell::new(0),
+            next_check: Cell::new(CHECK_EVERY),
+            comment_runs: RefCell::new(BTreeMap::new()),
+            ws_tail: Cell::new((0, 0)),
+            continues_string: false,
+            open_calls: 0,
+        }
+    }
+
+    pub(super) fn run(&mut self) -> Result<(), Error> {
+        if !STRICT {
+            self.prelude();
+        }
+        self.value()?;
+        self.epilogue()
+    }
+
+    // ---- output and faults -------------------------------------------------------------
+
+    #[inline(always)]
+    pub(super) fn emit(&mut self, bytes: &[u8]) {
+        if !STRICT {
+            self.out.extend_from_slice(bytes);
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn emit_byte(&mut self, b: u8) {
+        if !STRICT {
+            self.out.push(b);
+        }
+    }
+
+    /// A fault at `position`: strict mode fails with what was expected; repair mode logs it and
+    /// the caller mends it.
+    #[inline]
+    pub(super) fn fault(
+        &mut self,
+        kind: RepairKind,
+        position: usize,
+        expected: &'static str,
+    ) -> Result<(), Error> {
+        if STRICT {
+            return Err(Error::unexpected(
+                position,
+                expected,
+                scan::char_at(self.src, position),
+            ));
+        }
+        self.repairs.push(Repair { kind, position });
+        Ok(())
+    }
+
+    pub(super) fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    /// One turn of an engine loop; checks the deadline every `CHECK_EVERY` units of work.
+    #[inline]
+    pub(super) fn tick(&mut self) -> Result<(), Error> {
+        let work = self.work.get() + 1;
+        self.work.set(work);
+        if work >= self.next_check.get() {
+            self.next_check.set(work + CHECK_EVERY);
+            self.deadline.check(self.pos)?;
+        }
+        Ok(())
+    }
+
+    /// For a look-ahead that has read far: whether the deadline has passed. If so, the next
+    /// loop turn reports it, and the look-ahead may stop with any answer, since the engine
+    /// fails before it writes anything more that counts.
+    pub(super) fn lookahead_expired(&self) -> bool {
+        let expired = self.deadline.check(self.pos).is_err();
+        if expired {
+            self.next_check.set(0);
+        }
+        expired
+    }
+
+    /// Counts `bytes` read by a look-ahead, so that a run of long look-aheads brings the next
+    /// deadline check closer.
+    #[inline]
+    pub(super) fn charge(&self, bytes: usize) {
+        self.work.set(self.work.get() + bytes as u64);
+    }
+
+    // ---- document level ----------------------------------------------------------------
+
+    /// Skips what may stand before the value: a BOM, a markdown fence, leading prose.
+    fn prelude(&mut self) {
+        if self.src.starts_with(b"\xEF\xBB\xBF") {
+            self.repairs.push(Repair {
+                kind: RepairKind::ByteOrderMark,
+                position: 0,
+            });
+            self.pos = 3;
+        }
+        let start = scan::skip_ws(self.src, self.pos);
+        let mut at = start;
+        if self.src[at..].starts_with(b"```") {
+            self.repairs.push(Repair {
+                kind: RepairKind::MarkdownFence,
+                position: at,
+            });
+            at = self.src[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(self.src.len(), |n| at + n + 1);
+            at = scan::skip_ws(self.src, at);
+        }
+        if let Some(&b) = self.src.get(at) {
+            let starts_value = matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9')
+                || literal_at(self.src, at).is_some();
+            if !starts_value {
+                if let Some(n) = self.src[at..].iter().position(|&c| c == b'{' || c == b'[') {
+                    self.repairs.push(Repair {
+                        kind: RepairKind::SurroundingText,
+                        position: at,
+                    });
+                    at += n;
+                }
+            }
+        }
+        if at != start {
+            self.pos = at;
+        }
+    }
+
+    /// After the root value: whitespace, or more values (wrapped in an array), fences, stray
+    /// closers and trailing prose, which is dropped.
+    fn epilogue(&mut self) -> Result<(), Error> {
+        let mut wrapped = false;
+        loop {
+            self.tick()?;
+            let mut before_ws = self.out.len();
+            self.skip_ws()?;
+            let Some(b) = self.peek() else { break };
+            if STRICT {
+                return Err(Error::unexpected(
+                    self.pos,
+                    "the end of the input",
+                    scan::char_at(self.src, self.pos),
+                ));
+            }
+            if b == b'+' && self.wrote_string_last() && self.concatenation_at(self.pos) {
+                self.concatenate()?;
+                continue;
+            }
+            let next = if b == b',' {
+                self.skip_ws_and_comments(self.pos + 1)
+            } else {
+                self.pos
+            };
+            // Another container, or after a comma any value but a key (`1, 2, 3`).
+            let another_value = match self.src.get(next) {
+                Some(b'{' | b'[') => true,
+                Some(b'}' | b']') | None => false,
+                Some(_) => {
+                    b == b','
+                        && looks_like_element(self.src, next)
+                        && !looks_like_key(self.src, next)
+                }
+            };
+            if another_value {
+                if !wrapped {
+                    // The array around the values is one more level: what was read must fit.
+                    if self.deepest + 1 > self.max_depth {
+                        return Err(self.too_deep(next));
+                    }
+                    self.wrapper_levels = 1;
+                    self.repairs.push(Repair {
+                        kind: RepairKind::ConcatenatedValues,
+                        position: next,
+                    });
+                    self.out.insert(0, b'[');
+                    self.rewrote_output_from(0);
+                    wrapped = true;
+                    before_ws += 1;
+                }
+                self.out.insert(before_ws, b',');
+                self.rewrote_output_from(before_ws);
+                self.pos = next;
+                self.value()?;
+            } else if self.src[self.pos..].starts_with(b"```") {
+                self.repairs.push(Repair {
+                    kind: RepairKind::MarkdownFence,
+                    position: self.pos,
+                });
+                self.out.truncate(before_ws);
+                self.rewrote_output_from(before_ws);
+                self.pos += 3;
+            } else if b == b'}' || b == b']' {
+                self.repairs.push(Repair {
+                    kind: RepairKind::ExtraCloser,
+                    position: self.pos,
+                });
+                self.pos += 1;
+            } else {
+                self.repairs.push(Repair {
+                    kind: RepairKind::SurroundingText,
+                    position: self.pos,
+                });
+                self.out.truncate(before_ws);
+                self.rewrote_output_from(before_ws);
+                self.pos = self.src.len();
+            }
+        }
+        if wrapped {
+            self.out.push(b']');
+        }
+        Ok(())
+    }
+
+    /// Whitespace (copied) and comments (strict: a fault; repair: dropped).
+    #[inline]
+    pub(super) fn skip_ws(&mut self) -> Result<(), Error> {
+        loop {
+            let start = self.pos;
+            self.pos = scan::skip_ws(self.src, self.pos);
+            if !STRICT && self.pos > start {
+                self.out.extend_from_slice(&self.src[start..self.pos]);
+            }
+            let rest = &self.src[self.pos..];
+            let end = if rest.starts_with(b"//") || rest.starts_with(b"#") {
+                rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())
+            } else if rest.starts_with(b"/*") {
+                rest.windows(2)
+                    .skip(2)
+                    .position(|w| w == b"*/")
+                    .map_or(rest.len(), |n| n + 4)
+            } else {
+                return Ok(());
+            };
+            self.fault(RepairKind::Comment, self.pos, "a JSON value, not a comment")?;
+            self.tick()?;
+            self.pos += end;
+        }
+    }
+}

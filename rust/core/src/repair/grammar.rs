@@ -1,0 +1,446 @@
+//! The state machine: values, objects, arrays, keys, colons and commas, and the closers that
+//! end them, each fault mended where it is found.
+
+use super::engine::{After, Engine, Expect, Frame};
+use super::{Repair, RepairKind};
+use crate::error::{Error, ErrorKind};
+use crate::scan::{self, is_ident};
+
+impl<const STRICT: bool> Engine<'_, STRICT> {
+    /// Parses one complete value from `self.pos`; at the end of the input, mends what is open.
+    pub(super) fn value(&mut self) -> Result<(), Error> {
+        let mut expect = Expect::RootValue;
+        loop {
+            self.tick()?;
+            self.skip_ws()?;
+            let Some(b) = self.peek() else {
+                return self.finish(expect);
+            };
+            expect = match expect {
+                Expect::RootValue
+                | Expect::MemberValue
+                | Expect::FirstElement
+                | Expect::NextElement => self.on_value(expect, b)?,
+                Expect::FirstKey | Expect::NextKey => self.on_key(expect, b)?,
+                Expect::Colon => self.on_colon(b)?,
+                Expect::AfterValue => self.on_after_value(b)?,
+                Expect::Done => return Ok(()),
+            };
+            if expect == Expect::Done {
+                return Ok(());
+            }
+        }
+    }
+
+    fn after_value(&self) -> Expect {
+        if self.stack.is_empty() {
+            Expect::Done
+        } else {
+            Expect::AfterValue
+        }
+    }
+
+    fn open(&mut self, frame: Frame) -> Result<(), Error> {
+        if self.stack.len() + self.wrapper_levels >= self.max_depth {
+            return Err(self.too_deep(self.pos));
+        }
+        match frame {
+            Frame::Object | Frame::Brace => self.objects.push(self.stack.len()),
+            Frame::Array => self.arrays.push(self.stack.len()),
+        }
+        self.stack.push(frame);
+        self.deepest = self.deepest.max(self.stack.len());
+        Ok(())
+    }
+
+    pub(super) fn too_deep(&self, position: usize) -> Error {
+        Error {
+            kind: ErrorKind::TooDeep {
+                limit: self.max_depth,
+            },
+            position,
+        }
+    }
+
+    fn pop(&mut self) -> Option<Frame> {
+        let frame = self.stack.pop()?;
+        match frame {
+            Frame::Object | Frame::Brace => self.objects.pop(),
+            Frame::Array => self.arrays.pop(),
+        };
+        Some(frame)
+    }
+
+    /// Pops the top frame and writes its closer, logging it as missing.
+    fn close_missing(&mut self, position: usize) {
+        match self.pop() {
+            Some(Frame::Object) => {
+                self.repairs.push(Repair {
+                    kind: RepairKind::MissingClosingBrace,
+                    position,
+                });
+                self.out.push(b'}');
+            }
+            Some(Frame::Array) => {
+                self.repairs.push(Repair {
+                    kind: RepairKind::MissingClosingBracket,
+                    position,
+                });
+                self.out.push(b']');
+            }
+            Some(Frame::Brace) | None => {}
+        }
+    }
+
+    /// Removes the comma written last (only whitespace has been written after it).
+    fn drop_last_comma(&mut self) -> Result<(), Error> {
+        let (out_at, src_at) = self.last_comma;
+        self.fault(RepairKind::TrailingComma, src_at, "a value after ','")?;
+        self.out.remove(out_at);
+        self.rewrote_output_from(out_at);
+        Ok(())
+    }
+
+    /// The end of the input: strict mode fails; repair mode completes what is open.
+    fn finish(&mut self, expect: Expect) -> Result<(), Error> {
+        let at = self.src.len();
+        let expected = match expect {
+            Expect::RootValue => return Err(Error::unexpected(at, "a JSON value", None)),
+            Expect::MemberValue | Expect::FirstElement | Expect::NextElement => "a value",
+            Expect::FirstKey | Expect::NextKey => "a key",
+            Expect::Colon => "':'",
+            Expect::AfterValue | Expect::Done => "',' or a closing bracket",
+        };
+        if STRICT {
+            return Err(Error::unexpected(at, expected, None));
+        }
+        match expect {
+            Expect::MemberValue => {
+                self.fault(RepairKind::MissingValue, at, expected)?;
+                self.out.extend_from_slice(b"null");
+            }
+            Expect::Colon => {
+                self.fault(RepairKind::MissingValue, at, expected)?;
+                self.out.extend_from_slice(b":null");
+            }
+            Expect::NextElement | Expect::NextKey => self.drop_last_comma()?,
+            _ => {}
+        }
+        while !self.stack.is_empty() {
+            self.tick()?;
+            self.close_missing(at);
+        }
+        Ok(())
+    }
+
+    fn on_value(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        match b {
+            b'{' => {
+                self.open(Frame::Object)?;
+                self.emit_byte(b'{');
+                self.pos += 1;
+                Ok(Expect::FirstKey)
+            }
+            b'[' => {
+                self.open(Frame::Array)?;
+                self.emit_byte(b'[');
+                self.pos += 1;
+                Ok(Expect::FirstElement)
+            }
+            b'"' => {
+                self.string(&scan::DOUBLE, false)?;
+                Ok(self.after_value())
+            }
+            b'-' | b'0'..=b'9' => {
+                self.number()?;
+                Ok(self.after_value())
+            }
+            b'}' | b']' | b',' | b':' => self.on_missing_value(expect, b),
+            b'.' if !STRICT && self.src[at..].iter().take_while(|&&c| c == b'.').count() >= 2 => {
+                // `[1, 2, ...]`: an ellipsis stands for elements the model left out.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a value")?;
+                self.pos += self.src[at..].iter().take_while(|&&c| c == b'.').count();
+                Ok(expect)
+            }
+            b'+' | b'.' => {
+                self.number()?;
+                Ok(self.after_value())
+            }
+            b'\'' => {
+                self.fault(RepairKind::SingleQuotes, at, "a double-quoted string")?;
+                self.string(&scan::SINGLE, false)?;
+                Ok(self.after_value())
+            }
+            0xE2 if scan::curly_quote_at(self.src, at).is_some() => {
+                self.fault(RepairKind::SpecialQuotes, at, "a double-quoted string")?;
+                self.string(scan::curly_quote_at(self.src, at).expect("checked"), false)?;
+                Ok(self.after_value())
+            }
+            _ if !STRICT && self.call_wrapper_at(at).is_some() => {
+                // `ObjectId("1")`, `NumberLong(2)`, JSONP `callback(...)`: the value inside
+                // stands for the call; the `)` after it is dropped as an unexpected character.
+                self.fault(RepairKind::FunctionCall, at, "a JSON value")?;
+                self.pos = self.call_wrapper_at(at).expect("checked");
+                self.open_calls += 1;
+                Ok(expect)
+            }
+            _ => {
+                self.word(expect == Expect::RootValue)?;
+                Ok(self.after_value())
+            }
+        }
+    }
+
+    /// A closer, comma or colon where a value belongs.
+    fn on_missing_value(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        match (expect, b) {
+            (Expect::FirstElement, b']') => self.close(b, expect),
+            (Expect::NextElement, b']' | b'}') => {
+                self.drop_last_comma()?;
+                self.close(b, Expect::AfterValue)
+            }
+            (Expect::FirstElement, b'}') => self.close(b, expect),
+            (Expect::MemberValue, b'}' | b']' | b',') => {
+                self.fault(RepairKind::MissingValue, at, "a value after ':'")?;
+                self.out.extend_from_slice(b"null");
+                Ok(Expect::AfterValue)
+            }
+            (Expect::FirstElement | Expect::NextElement, b',') => {
+                self.fault(RepairKind::ExtraComma, at, "a value")?;
+                self.pos += 1;
+                Ok(expect)
+            }
+            _ => {
+                // A stray closer before the root value, or a doubled colon.
+                let kind = if b == b':' {
+                    RepairKind::UnexpectedCharacter
+                } else {
+                    RepairKind::ExtraCloser
+                };
+                self.fault(kind, at, "a value")?;
+                self.pos += 1;
+                Ok(expect)
+            }
+        }
+    }
+
+    fn on_key(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        match b {
+            b'"' => {
+                self.string(&scan::DOUBLE, true)?;
+                Ok(Expect::Colon)
+            }
+            b'}' | b']' => {
+                if expect == Expect::NextKey {
+                    self.drop_last_comma()?;
+                    return self.close(b, Expect::AfterValue);
+                }
+                self.close(b, expect)
+            }
+            b'\'' => {
+                self.fault(RepairKind::SingleQuotes, at, "a double-quoted key")?;
+                self.string(&scan::SINGLE, true)?;
+                Ok(Expect::Colon)
+            }
+            0xE2 if scan::curly_quote_at(self.src, at).is_some() => {
+                self.fault(RepairKind::SpecialQuotes, at, "a double-quoted key")?;
+                self.string(scan::curly_quote_at(self.src, at).expect("checked"), true)?;
+                Ok(Expect::Colon)
+            }
+            b'{' => {
+                self.fault(RepairKind::RedundantBrace, at, "a double-quoted key")?;
+                self.open(Frame::Brace)?;
+                self.pos += 1;
+                Ok(expect)
+            }
+            b'.' if !STRICT && self.src[at..].starts_with(b"..") => {
+                // `{"a": 1, ...}`: an ellipsis stands for members the model left out.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
+                self.pos += self.src[at..].iter().take_while(|&&c| c == b'.').count();
+                Ok(expect)
+            }
+            b',' | b'[' | b':' => {
+                let kind = if b == b',' {
+                    RepairKind::ExtraComma
+                } else {
+                    RepairKind::UnexpectedCharacter
+                };
+                self.fault(kind, at, "a double-quoted key")?;
+                self.pos += 1;
+                Ok(expect)
+            }
+            _ => {
+                self.fault(RepairKind::UnquotedKey, at, "a double-quoted key")?;
+                self.unquoted_key();
+                Ok(Expect::Colon)
+            }
+        }
+    }
+
+    fn on_colon(&mut self, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        match b {
+            b':' => {
+                self.emit_byte(b':');
+                self.pos += 1;
+                Ok(Expect::MemberValue)
+            }
+            b',' | b'}' | b']' => {
+                self.fault(RepairKind::MissingValue, at, "':' after a key")?;
+                self.out.extend_from_slice(b":null");
+                Ok(Expect::AfterValue)
+            }
+            b'=' => {
+                self.fault(RepairKind::MissingColon, at, "':' after a key")?;
+                self.out.push(b':');
+                self.pos += 1;
+                Ok(Expect::MemberValue)
+            }
+            _ => {
+                self.fault(RepairKind::MissingColon, at, "':' after a key")?;
+                self.out.push(b':');
+                Ok(Expect::MemberValue)
+            }
+        }
+    }
+
+    fn on_after_value(&mut self, b: u8) -> Result<Expect, Error> {
+        let at = self.pos;
+        let in_array = self.stack.last() == Some(&Frame::Array);
+        match b {
+            b',' => {
+                self.last_comma = (self.out.len(), at);
+                self.emit_byte(b',');
+                self.pos += 1;
+                Ok(if in_array {
+                    Expect::NextElement
+                } else {
+                    Expect::NextKey
+                })
+            }
+            b'}' | b']' => self.close(b, Expect::AfterValue),
+            b')' if !STRICT && self.open_calls > 0 => {
+                self.open_calls -= 1;
+                self.pos += 1;
+                Ok(Expect::AfterValue)
+            }
+            b'+' if !STRICT && self.wrote_string_last() && self.concatenation_at(at) => {
+                self.concatenate()?;
+                Ok(Expect::AfterValue)
+            }
+            _ => {
+                let expected = if in_array {
+                    "',' or ']' after an element"
+                } else {
+                    "',' or '}' after a member"
+                };
+                let starts_item = b == b'"'
+                    || b == b'\''
+                    || b == b'{'
+                    || b == b'['
+                    || is_ident(b)
+                    || b == b'.'
+                    || b == b'+';
+                if starts_item {
+                    self.fault(RepairKind::MissingComma, at, expected)?;
+                    self.last_comma = (self.out.len(), at);
+                    self.out.push(b',');
+                    Ok(if in_array {
+                        Expect::NextElement
+                    } else {
+                        Expect::NextKey
+                    })
+                } else {
+                    self.fault(RepairKind::UnexpectedCharacter, at, expected)?;
+                    self.pos += 1;
+                    Ok(Expect::AfterValue)
+                }
+            }
+        }
+    }
+
+    /// A `}` or `]` inside a container. When it does not match the innermost container, what
+    /// follows it decides between closing up to the container it matches (adding the missing
+    /// closers), treating it as a typo for the innermost closer, or dropping it as stray.
+    fn close(&mut self, b: u8, expect: Expect) -> Result<Expect, Error> {
+        let at = self.pos;
+        let top = *self
+            .stack
+            .last()
+            .expect("close is only reached inside a container");
+        if top.closes_with(b) {
+            self.pop();
+            self.pos += 1;
+            if top == Frame::Brace {
+                return Ok(self.after_brace());
+            }
+            self.emit_byte(b);
+            return Ok(self.after_value());
+        }
+        let expected = if top == Frame::Array { "']'" } else { "'}'" };
+        if STRICT {
+            return Err(Error::unexpected(at, expected, Some(char::from(b))));
+        }
+        let matching = if b == b'}' {
+            self.objects.last()
+        } else {
+            self.arrays.last()
+        }
+        .copied();
+        let next = self.what_follows(at + 1);
+        let context_fits = |frame: Option<Frame>| match (next, frame) {
+            (After::CommaKey, Some(Frame::Object | Frame::Brace)) => true,
+            (After::CommaElement, Some(Frame::Array)) => true,
+            (After::CommaKey | After::CommaElement, _) => false,
+            _ => true,
+        };
+        let below_top = self.stack.len().checked_sub(2).map(|i| self.stack[i]);
+        match matching {
+            Some(index)
+                if context_fits(index.checked_sub(1).map(|i| self.stack[i]))
+                    || !context_fits(below_top) =>
+            {
+                while self.stack.len() > index + 1 {
+                    self.tick()?;
+                    self.close_missing(at);
+                }
+                if self.pop() == Some(Frame::Brace) {
+                    self.pos += 1;
+                    return Ok(self.after_brace());
+                }
+                self.out.push(b);
+            }
+            _ if matches!(next, After::End)
+                || (matches!(next, After::CommaKey | After::CommaElement)
+                    && context_fits(below_top)) =>
+            {
+                self.repairs.push(Repair {
+                    kind: RepairKind::MismatchedCloser,
+                    position: at,
+                });
+                match self.pop() {
+                    Some(Frame::Object) => self.out.push(b'}'),
+                    Some(Frame::Array) => self.out.push(b']'),
+                    Some(Frame::Brace) => {
+                        self.pos += 1;
+                        return Ok(self.after_brace());
+                    }
+                    None => {}
+                }
+            }
+            _ => {
+                self.repairs.push(Repair {
+                    kind: RepairKind::ExtraCloser,
+                    position: at,
+                });
+                self.pos += 1;
+                return Ok(expect);
+            }
+        }
+        self.pos += 1;
+        Ok(self.after_value())
+    }
+}

@@ -1,0 +1,382 @@
+//! Every read-only look-ahead (and look-behind) the repair heuristics use, in one place, so that
+//! the linear-time bound can be checked here.
+//!
+//! Why the engine stays linear. The main loop consumes each byte once. A look-ahead reads past
+//! the byte the engine stands on, and it would cost more than a constant per byte only if it
+//! read far *and* the engine then called it again from inside the bytes it had already read.
+//! Each look-ahead here avoids that in one of three ways:
+//!
+//! - **A window.** `looks_like_key` reads at most `LOOKAHEAD` bytes; `comment_len` looks for a
+//!   comment's end within `COMMENT_WINDOW` bytes; `looks_like_element`, `quote_looks_closed`,
+//!   `scan::literal_at` and `scan::curly_quote_at` read a few bytes past those.
+//! - **Bytes the engine consumes next.** Whitespace (`what_follows`, the start of
+//!   `skip_ws_and_comments`) is only ever scanned from just past a byte that is not whitespace,
+//!   so two scans never share a byte. `call_wrapper_at` reads an identifier that the word or the
+//!   call then consumes. `structure_before_next_quote` reads up to the next closing quote of the
+//!   string it is in, where the string loop goes on, so the stretches it reads for one kind of
+//!   quote are disjoint. `key_after_unclosed_value` reads back over the whitespace before a
+//!   quote, down to the byte before it, which is not whitespace. `escaped_json_at` runs once.
+//! - **A memo of how far a scan reached**, where neither holds. A run of short comments can be
+//!   long, and a string left open can hold quotes inside those comments, each of which asks
+//!   whether it closes the string by skipping the comments after it: `skip_ws_and_comments`
+//!   remembers, for each comment end it walks past, where the run ends, so all walks together
+//!   pass each comment end once, plus one comment per walk (at most `COMMENT_WINDOW` bytes).
+//!   Likewise `last_written` (behind `after_brace` and `wrote_string_last`) remembers how far
+//!   back the whitespace at the end of the output reaches, so that runs of redundant braces,
+//!   which write only whitespace, do not re-read it; the few places that change the output
+//!   other than by appending tell it so (`rewrote_output_from`).
+//!
+//! Every look-ahead adds the bytes it reads to the engine's work count, and every engine loop
+//! counts its turns and checks the deadline every `CHECK_EVERY` units, so a deadline holds even
+//! inside a string that runs to the end of the input. (Loops that only consume bytes, such as
+//! a bare word's or a number's, are bounded by what they consume and need no count.) The tests count that work on hostile
+//! inputs at two sizes and expect it to grow by the same factor as the input.
+
+use super::engine::{After, Engine, Expect, Frame};
+use crate::scan::{self, is_ident, is_ws, literal_at, skip_ws, Delimiter};
+
+/// How far a heuristic may look ahead. Keys and literals that decide a repair are short; a
+/// longer look would make runs of quotes cost more per byte without deciding more cases.
+pub(super) const LOOKAHEAD: usize = 64;
+
+/// How far past its start a comment's end is looked for. A comment whose end is further is not
+/// skipped by look-aheads, so that many look-aheads over one long comment stay linear.
+const COMMENT_WINDOW: usize = LOOKAHEAD * 4;
+
+/// How many comments (or four times as many bytes) a look-ahead reads between two looks at
+/// the deadline. Only a look-ahead that reads far in one call (the first walk through a long
+/// run of comments, or the scan of a long string with no quote) ever gets there.
+const POLL_EVERY: usize = 1024;
+
+/// The length of the `//` or `/* */` comment at `i`, if one starts there and ends within
+/// `COMMENT_WINDOW` bytes (a `//` comment may also end with the input).
+fn comment_len(src: &[u8], i: usize) -> Option<usize> {
+    let rest = &src[i.min(src.len())..];
+    let window = &rest[..rest.len().min(COMMENT_WINDOW)];
+    if rest.starts_with(b"//") {
+        window
+            .iter()
+            .position(|&b| b == b'\n')
+            .or((rest.len() <= COMMENT_WINDOW).then_some(rest.len()))
+    } else if rest.starts_with(b"/*") {
+        window
+            .windows(2)
+            .skip(2)
+            .position(|w| w == b"*/")
+            .map(|n| n + 4)
+    } else {
+        None
+    }
+}
+
+/// Whether an object key starts at `i`: a quoted or bare name followed by `:`, or a `}` that
+/// closes the object. Bounded by `LOOKAHEAD`; when the window ends before the shape is decided,
+/// the answer is yes, because valid JSON (a long key) must never be read as broken.
+pub(super) fn looks_like_key(src: &[u8], i: usize) -> bool {
+    let Some(&first) = src.get(i) else {
+        return false;
+    };
+    let limit = (i + LOOKAHEAD).min(src.len());
+    let mut j = i + 1;
+    match first {
+        b'}' => return true,
+        b'"' | b'\'' => {
+            while j < limit && src[j] != first && src[j] != b'\n' {
+                j += if src[j] == b'\\' { 2 } else { 1 };
+            }
+            if j >= limit {
+                return limit < src.len();
+            }
+            if src[j] != first {
+                return false;
+            }
+            j += 1;
+        }
+        b if is_ident(b) => {
+            while j < limit && is_ident(src[j]) {
+                j += 1;
+            }
+        }
+        _ => return false,
+    }
+    while j < limit && is_ws(src[j]) {
+        j += 1;
+    }
+    if j >= limit {
+        return limit < src.len();
+    }
+    src[j] == b':'
+}
+
+/// Whether an array element starts at `i`: a bracket, a quote, a number or a JSON literal word.
+pub(super) fn looks_like_element(src: &[u8], i: usize) -> bool {
+    match src.get(i) {
+        None => true,
+        Some(b'"' | b'\'' | b'{' | b'[' | b']' | b'}' | b'-' | b'0'..=b'9') => true,
+        Some(_) => literal_at(src, i).is_some(),
+    }
+}
+
+/// Where JSON escaped once too often begins: an object or array whose first key or string opens
+/// with `\"` (`{\"path\": ...}`), or a string that does (`\"hello\"`), as when a model
+/// stringifies its arguments twice.
+pub(super) fn escaped_json_at(text: &[u8]) -> Option<usize> {
+    let start = scan::skip_ws(text, 0);
+    let inner = scan::skip_ws(text, start + 1);
+    if text[start.min(text.len())..].starts_with(b"\\\"") {
+        return Some(start); // a stringified string: `\"hello\"`
+    }
+    (matches!(text.get(start), Some(b'{' | b'['))
+        && text[inner.min(text.len())..].starts_with(b"\\\""))
+    .then_some(inner)
+}
+
+impl<const STRICT: bool> Engine<'_, STRICT> {
+    /// Past `Name(` when a call of a named function (not a literal) starts at `i`.
+    pub(super) fn call_wrapper_at(&self, i: usize) -> Option<usize> {
+        let src = self.src;
+        let name = src[i..]
+            .iter()
+            .take_while(|&&c| is_ident(c) || c == b'.')
+            .count();
+        let is_name = name > 0 && !src[i].is_ascii_digit() && literal_at(src, i).is_none();
+        (is_name && src.get(i + name) == Some(&b'(')).then_some(i + name + 1)
+    }
+
+    /// Past whitespace and comments from `from` (see `comment_len` for which comments).
+    ///
+    /// A run of short comments can be long, and a look-ahead can start inside it again and
+    /// again: from each quote in `"a": "//"\n//"\n//"...`, a string left open whose quotes
+    /// each ask whether they close it. So where a walk passes the end of a comment, the end of
+    /// the run is remembered, and a later walk that reaches that point stops there. A walk
+    /// goes on only past comment ends not seen before, so all walks together pass each comment
+    /// end once, plus one comment (at most `COMMENT_WINDOW` bytes) per walk to reach the first.
+    pub(super) fn skip_ws_and_comments(&self, from: usize) -> usize {
+        let src = self.src;
+        let mut i = skip_ws(src, from);
+        let Some(n) = comment_len(src, i) else {
+            self.charge(i - from);
+            return i;
+        };
+        let mut runs = self.comment_runs.borrow_mut();
+        if let Some(&end) = runs.get(&from) {
+            self.charge(i - from);
+            return end;
+        }
+        let mut passed = Vec::new();
+        i += n;
+        let end = loop {
+            if let Some(&end) = runs.get(&i) {
+                break end;
+            }
+            if passed.len() % POLL_EVERY == POLL_EVERY - 1 && self.lookahead_expired() {
+                self.charge(i - from);
+                return i; // not remembered: it is not where the run ends
+            }
+            passed.push(i);
+            i = skip_ws(src, i);
+            match comment_len(src, i) {
+                Some(n) => i += n,
+                None => break i,
+            }
+        };
+        self.charge(i - from);
+        for at in passed {
+            runs.insert(at, end);
+        }
+        end
+    }
+
+    /// The last byte written that is not whitespace. The whitespace at the end of the output is
+    /// measured once: later calls read only what was appended since, so runs of redundant
+    /// braces (`{"a": 1, {} {} {} ...`), which write nothing but whitespace, stay linear.
+    pub(super) fn last_written(&self) -> Option<u8> {
+        let out = &self.out;
+        let (len, start) = self.ws_tail.get();
+        debug_assert!(
+            len <= out.len(),
+            "output rewritten without rewrote_output_from"
+        );
+        let len = len.min(out.len());
+        let start = match out[len..].iter().rposition(|&c| !is_ws(c)) {
+            Some(k) => len + k + 1,
+            None => start,
+        };
+        self.charge(out.len() - len);
+        self.ws_tail.set((out.len(), start));
+        start.checked_sub(1).map(|k| out[k])
+    }
+
+    /// Output bytes from `at` on were changed or removed, not only appended to: the whitespace
+    /// tail `last_written` measured is kept only as far as it still holds.
+    pub(super) fn rewrote_output_from(&self, at: usize) {
+        let (len, start) = self.ws_tail.get();
+        if at < len {
+            self.ws_tail
+                .set(if start <= at { (at, start) } else { (0, 0) });
+        }
+    }
+
+    /// A redundant brace wrote nothing, so the object goes on as it stood before it: after `{`,
+    /// after `,`, or after a member. Only whitespace can have been written since.
+    pub(super) fn after_brace(&self) -> Expect {
+        match self.last_written() {
+            Some(b'{') => Expect::FirstKey,
+            Some(b',') => Expect::NextKey,
+            _ => Expect::AfterValue,
+        }
+    }
+
+    /// What follows a closer that does not match the innermost container, from `i` past it.
+    pub(super) fn what_follows(&self, from: usize) -> After {
+        let i = scan::skip_ws(self.src, from);
+        self.charge(i - from);
+        match self.src.get(i) {
+            None | Some(b'}' | b']') => After::End,
+            Some(b',') => {
+                let j = scan::skip_ws(self.src, i + 1);
+                self.charge(j - i);
+                if looks_like_key(self.src, j) {
+                    After::CommaKey
+                } else {
+                    After::CommaElement
+                }
+            }
+            Some(_) => After::Other,
+        }
+    }
+
+    /// Whether a quote inside a value string, with `after` the byte past it, ends the string.
+    /// Valid JSON always ends here, so the strict path never needs this; for broken input the
+    /// bytes after the quote must look like what may follow a value in this container.
+    pub(super) fn quote_closes(&self, after: usize, close: u8) -> bool {
+        let src = self.src;
+        let i = self.skip_ws_and_comments(after);
+        let Some(&c) = src.get(i) else { return true };
+        if c == b'+' && self.concatenation_at(i) || c == b')' && self.open_calls > 0 {
+            return true;
+        }
+        // A word or number after the quote may be junk or a value whose comma is missing; a
+        // colon, brace or parenthesis is far more often code or prose inside the string.
+        let word_follows = c.is_ascii_alphanumeric() || c == b'_';
+        self.quote_looks_closed(i, c)
+            || (word_follows
+                && self.stack.last().is_some()
+                && self.structure_before_next_quote(after, close))
+    }
+
+    /// The bytes after a quote (from `i`, holding `c`) look like what may follow a value here.
+    fn quote_looks_closed(&self, i: usize, c: u8) -> bool {
+        let src = self.src;
+        // A closer right after the quote ends the string only if what follows the closer may
+        // follow a container; code inside strings (`f"{name}!"}\n`) writes closers too.
+        let closer_ends = || {
+            matches!(
+                src.get(i + 1),
+                None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`')
+            )
+        };
+        match self.stack.last() {
+            Some(Frame::Object | Frame::Brace) => match c {
+                b'}' | b']' => closer_ends(),
+                b',' => {
+                    let j = self.skip_ws_and_comments(i + 1);
+                    j >= src.len() || looks_like_key(src, j)
+                }
+                _ => looks_like_key(src, i),
+            },
+            Some(Frame::Array) => match c {
+                b']' | b'}' => closer_ends(),
+                b'"' => true,
+                b',' => looks_like_element(src, self.skip_ws_and_comments(i + 1)),
+                _ => false,
+            },
+            None => matches!(c, b',' | b'{' | b'[' | b'`'),
+        }
+    }
+
+    /// After a quote that did not look like a closer: whether the text up to the next quote
+    /// (the next `close` byte)
+    /// holds structure that only follows a finished value (a closer that ends a container, or
+    /// a comma before the next member or element). Then the quote ended the string after all,
+    /// and what follows it is junk or a value with its comma missing (`["a" 2]`,
+    /// `"b" comment],`). An inner quote (`"He said "hi, Bob" and left"`) reaches the next
+    /// quote first. The scan stops at the next quote, where the string loop goes on, so each
+    /// byte is looked at a bounded number of times.
+    fn structure_before_next_quote(&self, after: usize, close: u8) -> bool {
+        let src = self.src;
+        let in_object = matches!(self.stack.last(), Some(Frame::Object | Frame::Brace));
+        let mut j = after;
+        let found = loop {
+            let Some(&b) = src.get(j) else { break false };
+            if (j - after) % (POLL_EVERY * 4) == POLL_EVERY * 4 - 1 && self.lookahead_expired() {
+                break false;
+            }
+            match b {
+                b if b == close => break false,
+                b'}' | b']' => {
+                    if matches!(
+                        src.get(j + 1),
+                        None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`')
+                    ) {
+                        break true;
+                    }
+                }
+                b',' => {
+                    let k = self.skip_ws_and_comments(j + 1);
+                    let next_item = if in_object {
+                        looks_like_key(src, k)
+                    } else {
+                        src.get(k) == Some(&b'"')
+                            || looks_like_element(src, k) && src.get(k) != Some(&b'\'')
+                    };
+                    if k < src.len() && next_item {
+                        break true;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        };
+        self.charge(j - after);
+        found
+    }
+
+    /// A value string in an object reaches `"key":` (the quote at `quote` opening it) right
+    /// after a comma: the value's closing quote went missing before that comma. Returns the
+    /// comma's position when the bytes from it to the quote were copied unchanged.
+    pub(super) fn key_after_unclosed_value(
+        &self,
+        content_start: usize,
+        quote: usize,
+        delim: &Delimiter,
+    ) -> Option<usize> {
+        let src = self.src;
+        if delim.close != b"\"" || !matches!(self.stack.last(), Some(Frame::Object | Frame::Brace))
+        {
+            return None;
+        }
+        let mut c = quote;
+        while c > content_start && is_ws(src[c - 1]) {
+            c -= 1;
+        }
+        self.charge(quote - c);
+        let comma = c
+            .checked_sub(1)
+            .filter(|&c| c >= content_start && src[c] == b',')?;
+        looks_like_key(src, quote).then_some(comma)
+    }
+
+    /// Whether the last value written, whitespace aside, is a string.
+    pub(super) fn wrote_string_last(&self) -> bool {
+        self.last_written() == Some(b'"')
+    }
+
+    /// `+` at `i` followed by a double-quoted string: JavaScript concatenation.
+    pub(super) fn concatenation_at(&self, i: usize) -> bool {
+        matches!(
+            self.src.get(self.skip_ws_and_comments(i + 1)),
+            Some(b'"' | b'\'')
+        )
+    }
+}

@@ -1,0 +1,140 @@
+//! Single-pass JSON repair.
+//!
+//! One engine, two modes: `Engine<true>` is a strict validator that writes nothing and fails at
+//! the first fault; `Engine<false>` mends each fault where it finds it and writes the repaired
+//! text. Valid input is answered by the strict mode alone and comes back borrowed, unchanged.
+//!
+//! Linear time for every input: each byte is consumed once by the main loop, containers live on
+//! an explicit stack (no recursion), and every heuristic looks ahead a bounded distance (the
+//! argument is written out in `lookahead`).
+//!
+//! The files follow the engine's layers: `kinds` (the table of fault kinds), `prepass`
+//! (rewrites of the whole text before the engine runs, and the maps that carry positions back),
+//! `engine` (its state, output, faults and the document level around the root value), `grammar`
+//! (the state machine over containers, keys, colons and commas), `strings` and `scalars`, and
+//! `lookahead` (every read-only look-ahead the heuristics use, with the linear-time argument).
+
+mod engine;
+mod grammar;
+mod kinds;
+mod lookahead;
+mod prepass;
+mod scalars;
+mod strings;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+
+use crate::error::{Error, ErrorCode, ErrorKind};
+use crate::limits::Limits;
+use engine::Engine;
+use lookahead::escaped_json_at;
+use prepass::{original_position, replace_invalid_utf8, unescape_once, PositionMap};
+
+pub use kinds::RepairKind;
+
+/// One fault that was mended: what kind, and the byte offset in the input where it was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repair {
+    pub kind: RepairKind,
+    pub position: usize,
+}
+
+/// The outcome of a successful repair: the JSON text (borrowed when the input was already valid)
+/// and the log of repairs, empty for valid input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Repaired<'a> {
+    pub json: Cow<'a, str>,
+    pub repairs: Vec<Repair>,
+}
+
+impl Repaired<'_> {
+    /// True when the input needed mending.
+    pub fn was_repaired(&self) -> bool {
+        !self.repairs.is_empty()
+    }
+}
+
+/// Checks that `input` is one strict JSON value (RFC 8259, UTF-8, no lone surrogate escapes)
+/// within the limits.
+pub fn validate(input: &[u8], limits: &Limits) -> Result<(), Error> {
+    limits.check_size(input.len())?;
+    if let Err(e) = std::str::from_utf8(input) {
+        return Err(Error {
+            kind: ErrorKind::InvalidUtf8,
+            position: e.valid_up_to(),
+        });
+    }
+    Engine::<true>::new(input, limits, limits.deadline()).run()
+}
+
+/// Repairs `input` into one strict JSON value. Valid input comes back unchanged (borrowed) with
+/// an empty log; anything else is mended in one pass, or refused with a coded error.
+pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Error> {
+    limits.check_size(input.len())?;
+    if let Ok(valid) = std::str::from_utf8(input) {
+        match Engine::<true>::new(input, limits, limits.deadline()).run() {
+            Ok(()) => {
+                return Ok(Repaired {
+                    json: Cow::Borrowed(valid),
+                    repairs: Vec::new(),
+                })
+            }
+            Err(e) if e.code() != ErrorCode::Unparseable => return Err(e),
+            Err(_) => {}
+        }
+    }
+    mend(input, limits).map(|(json, repairs)| Repaired {
+        json: Cow::Owned(json),
+        repairs,
+    })
+}
+
+/// The repair pass alone, for callers that already know `input` is not valid JSON (a strict
+/// parser refused it): it skips the validation that `repair` runs first. Valid input still comes
+/// back equal, with an empty log.
+pub fn mend(input: &[u8], limits: &Limits) -> Result<(String, Vec<Repair>), Error> {
+    limits.check_size(input.len())?;
+    let mut repairs = Vec::new();
+    // Positions in the text the engine reads, mapped back to the input's (the two differ when
+    // invalid UTF-8 was replaced or one level of escaping taken off).
+    let mut maps: Vec<PositionMap> = Vec::new();
+    let utf8_error = std::str::from_utf8(input).err();
+    let mut text: Cow<'_, [u8]> = match utf8_error {
+        None => Cow::Borrowed(input),
+        Some(e) => {
+            repairs.push(Repair {
+                kind: RepairKind::InvalidUtf8,
+                position: e.valid_up_to(),
+            });
+            let (lossy, map) = replace_invalid_utf8(input);
+            maps.push(map);
+            Cow::Owned(lossy)
+        }
+    };
+    if let Some(at) = escaped_json_at(&text) {
+        repairs.push(Repair {
+            kind: RepairKind::EscapedJson,
+            position: original_position(&maps, at),
+        });
+        let (unescaped, map) = unescape_once(&text);
+        maps.push(map);
+        text = Cow::Owned(unescaped);
+    }
+    let before = repairs.len();
+    let mut engine = Engine::<false>::new(&text, limits, limits.deadline());
+    engine.repairs = repairs;
+    if let Err(mut e) = engine.run() {
+        e.position = original_position(&maps, e.position);
+        return Err(e);
+    }
+    if !maps.is_empty() {
+        for r in &mut engine.repairs[before..] {
+            r.position = original_position(&maps, r.position);
+        }
+    }
+    let json = String::from_utf8(engine.out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    Ok((json, engine.repairs))
+}

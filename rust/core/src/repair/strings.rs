@@ -1,0 +1,271 @@
+//! Strings: their delimiters, escapes, control characters and inner quotes, bare keys, and
+//! JavaScript concatenation.
+
+use super::engine::Engine;
+use super::{Repair, RepairKind};
+use crate::error::Error;
+use crate::scan::{self, is_ws, Delimiter};
+
+impl<const STRICT: bool> Engine<'_, STRICT> {
+    /// A string opened by `delim` at `self.pos`, written double-quoted.
+    pub(super) fn string(&mut self, delim: &'static Delimiter, is_key: bool) -> Result<(), Error> {
+        let src = self.src;
+        if std::mem::take(&mut self.continues_string) {
+            // Joined onto the previous string: its closing quote was taken back instead.
+        } else {
+            self.emit_byte(b'"');
+        }
+        let content_start = self.pos + delim.open.len();
+        let mut kept_quote = false;
+        // Where the output last stopped being a byte-for-byte copy of the source (an escape
+        // written out): a value cut back to an earlier comma must be a copy from there on.
+        let mut rewritten_at: Option<usize> = None;
+        self.pos += delim.open.len();
+        loop {
+            let run = self.pos;
+            let i = delim.stops.find(src, run);
+            self.emit(&src[run..i]);
+            self.pos = i;
+            let Some(&b) = src.get(i) else {
+                self.fault(RepairKind::TruncatedString, i, "a closing '\"'")?;
+                self.out.push(b'"');
+                return Ok(());
+            };
+            match b {
+                _ if b == delim.close[0] && src[i..].starts_with(delim.close) => {
+                    self.pos += delim.close.len();
+                    if STRICT || is_key || self.quote_closes(self.pos, delim.close[0]) {
+                        self.emit_byte(b'"');
+                        return Ok(());
+                    }
+                    // Only while no quote inside this string was kept as a character: code in a
+                    // string (`return {"a": 1, "b": 2}`) writes keys after commas too.
+                    if let Some(comma) = self
+                        .key_after_unclosed_value(content_start, i, delim)
+                        .filter(|&comma| !kept_quote && rewritten_at.is_none_or(|at| at < comma))
+                    {
+                        // `"city": "New York, "zip": 1`: the value ended at the comma.
+                        self.repairs.push(Repair {
+                            kind: RepairKind::TruncatedString,
+                            position: comma,
+                        });
+                        self.out.truncate(self.out.len() - (i - comma));
+                        self.rewrote_output_from(self.out.len());
+                        self.out.push(b'"');
+                        self.pos = comma;
+                        return Ok(());
+                    }
+                    self.repairs.push(Repair {
+                        kind: RepairKind::UnescapedQuotes,
+                        position: i,
+                    });
+                    kept_quote = true;
+                    self.out.extend_from_slice(delim.inner);
+                }
+                b'"' => {
+                    // Inside a string with other delimiters: escaped for the double-quoted output.
+                    self.out.extend_from_slice(b"\\\"");
+                    self.pos += 1;
+                    rewritten_at = Some(i);
+                }
+                b'\\' => {
+                    let written = self.out.len();
+                    self.escape(delim.close == b"'")?;
+                    if self.out.len() - written != self.pos - i {
+                        rewritten_at = Some(i);
+                    }
+                }
+                0..=0x1F => {
+                    rewritten_at = Some(i);
+                    self.fault(
+                        RepairKind::ControlCharacter,
+                        i,
+                        "an escaped control character",
+                    )?;
+                    self.push_control(b);
+                    self.pos += 1;
+                }
+                _ => {
+                    // The first byte of another character that shares the closer's lead byte.
+                    self.emit_byte(b);
+                    self.pos += 1;
+                }
+            }
+            // Only a string that goes on past a stop byte gets here; the quotes that did not
+            // close it may each have looked ahead.
+            self.tick()?;
+        }
+    }
+
+    fn push_control(&mut self, b: u8) {
+        match b {
+            b'\n' => self.out.extend_from_slice(b"\\n"),
+            b'\r' => self.out.extend_from_slice(b"\\r"),
+            b'\t' => self.out.extend_from_slice(b"\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                self.out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[(b >> 4) as usize],
+                    HEX[(b & 15) as usize],
+                ]);
+            }
+        }
+    }
+
+    /// Joins the string after `+` (at `self.pos`) onto the string written last.
+    pub(super) fn concatenate(&mut self) -> Result<(), Error> {
+        self.fault(
+            RepairKind::StringConcatenation,
+            self.pos,
+            "',' between values",
+        )?;
+        while self.out.last().is_some_and(|&c| is_ws(c)) {
+            self.out.pop();
+        }
+        debug_assert_eq!(self.out.last(), Some(&b'"'));
+        self.out.pop();
+        self.rewrote_output_from(self.out.len());
+        self.pos = self.skip_ws_and_comments(self.pos + 1);
+        self.continues_string = true;
+        match self.src.get(self.pos) {
+            Some(b'\'') => {
+                self.fault(RepairKind::SingleQuotes, self.pos, "a double-quoted string")?;
+                self.string(&scan::SINGLE, false)
+            }
+            Some(b'"') => self.string(&scan::DOUBLE, false),
+            _ => {
+                // `concatenation_at` saw a quote here; only a look-ahead cut short by the
+                // deadline stops elsewhere.
+                self.deadline.check(self.pos)?;
+                unreachable!("a quote follows the '+'")
+            }
+        }
+    }
+
+    /// A backslash at `self.pos` inside a string; `in_single` when single quotes delimit it.
+    fn escape(&mut self, in_single: bool) -> Result<(), Error> {
+        let at = self.pos;
+        let src = self.src;
+        match src.get(at + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                self.emit(&src[at..at + 2]);
+                self.pos += 2;
+            }
+            Some(b'u') => {
+                match hex4(src, at + 2) {
+                    Some(0xD800..=0xDBFF) => {
+                        let low = (src.get(at + 6) == Some(&b'\\')
+                            && src.get(at + 7) == Some(&b'u'))
+                        .then(|| hex4(src, at + 8))
+                        .flatten();
+                        if matches!(low, Some(0xDC00..=0xDFFF)) {
+                            self.emit(&src[at..at + 12]);
+                            self.pos += 12;
+                        } else {
+                            self.fault(
+                                RepairKind::InvalidEscape,
+                                at,
+                                "a low surrogate after a high surrogate",
+                            )?;
+                            self.out.extend_from_slice(b"\\ufffd");
+                            self.pos += 6;
+                        }
+                    }
+                    Some(0xDC00..=0xDFFF) => {
+                        self.fault(
+                            RepairKind::InvalidEscape,
+                            at,
+                            "a high surrogate before a low surrogate",
+                        )?;
+                        self.out.extend_from_slice(b"\\ufffd");
+                        self.pos += 6;
+                    }
+                    Some(_) => {
+                        self.emit(&src[at..at + 6]);
+                        self.pos += 6;
+                    }
+                    None if src.len() - at < 6
+                        && src[at + 2..].iter().all(u8::is_ascii_hexdigit) =>
+                    {
+                        // Cut off mid-escape: drop it; the string is then closed as truncated.
+                        self.fault(
+                            RepairKind::TruncatedString,
+                            at,
+                            "four hex digits after '\\u'",
+                        )?;
+                        self.pos = src.len();
+                    }
+                    None => {
+                        self.fault(RepairKind::InvalidEscape, at, "four hex digits after '\\u'")?;
+                        self.out.extend_from_slice(b"\\\\");
+                        self.pos += 1;
+                    }
+                }
+            }
+            Some(b'\'') => {
+                if !in_single {
+                    self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
+                }
+                self.out.push(b'\'');
+                self.pos += 2;
+            }
+            None => {
+                // A lone backslash at the very end: drop it; the string is closed as truncated.
+                self.pos += 1;
+            }
+            Some(_) => {
+                // `C:\Users`: keep the backslash as a character rather than lose it.
+                self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
+                self.out.extend_from_slice(b"\\\\");
+                self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `raw` as the contents of a JSON string, escaping what JSON requires.
+    pub(super) fn push_escaped(&mut self, raw: &[u8]) {
+        for &b in raw {
+            match b {
+                b'"' => self.out.extend_from_slice(b"\\\""),
+                b'\\' => self.out.extend_from_slice(b"\\\\"),
+                0..=0x1F => self.push_control(b),
+                _ => self.out.push(b),
+            }
+        }
+    }
+
+    /// A bare key, up to the colon or a structural byte; inner spaces are kept, trailing ones
+    /// are left as whitespace.
+    pub(super) fn unquoted_key(&mut self) {
+        let src = self.src;
+        let start = self.pos;
+        let mut end = start;
+        while end < src.len()
+            && !matches!(
+                src[end],
+                b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\'' | b'\n' | b'\r'
+            )
+        {
+            end += 1;
+        }
+        while end > start + 1 && is_ws(src[end - 1]) {
+            end -= 1;
+        }
+        self.out.push(b'"');
+        self.push_escaped(&src[start..end]);
+        self.out.push(b'"');
+        self.pos = end;
+    }
+}
+
+fn hex4(src: &[u8], i: usize) -> Option<u32> {
+    let digits = src.get(i..i + 4)?;
+    digits
+        .iter()
+        .try_fold(0u32, |acc, &d| Some(acc * 16 + (d as char).to_digit(16)?))
+}

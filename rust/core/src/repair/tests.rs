@@ -1,0 +1,761 @@
+use super::*;
+use crate::limits::Deadline;
+
+/// Repairs `input` with default limits; returns the JSON and the kinds logged.
+fn fix(input: &str) -> (String, Vec<&'static str>) {
+    let repaired =
+        repair(input.as_bytes(), &Limits::default()).unwrap_or_else(|e| panic!("{input:?}: {e}"));
+    serde_json::from_str::<serde_json::Value>(&repaired.json)
+        .unwrap_or_else(|e| panic!("{input:?} -> {:?} is not strict JSON: {e}", repaired.json));
+    (
+        repaired.json.into_owned(),
+        repaired.repairs.iter().map(|r| r.kind.as_str()).collect(),
+    )
+}
+
+fn fixed(input: &str) -> String {
+    fix(input).0
+}
+
+#[test]
+fn every_kind_has_a_distinct_name_that_maps_back() {
+    for kind in RepairKind::ALL {
+        assert_eq!(RepairKind::from_name(kind.as_str()), Some(kind));
+    }
+    assert_eq!(RepairKind::from_name("no_such_kind"), None);
+}
+
+#[test]
+fn valid_json_is_borrowed_unchanged_with_an_empty_log() {
+    let input = r#"{"path": "test.txt", "content": "hello world", "n": [1, -2.5e3, true, null]}"#;
+    let repaired = repair(input.as_bytes(), &Limits::default()).unwrap();
+    assert!(matches!(repaired.json, Cow::Borrowed(_)));
+    assert_eq!(repaired.json, input);
+    assert!(repaired.repairs.is_empty());
+}
+
+#[test]
+fn trailing_comma_in_object_and_nested_array_is_removed() {
+    assert_eq!(
+        fix(r#"{"path": "test.txt",}"#),
+        (r#"{"path": "test.txt"}"#.into(), vec!["trailing_comma"])
+    );
+    assert_eq!(
+        fix(r#"{"items": [1, 2, 3,]}"#),
+        (r#"{"items": [1, 2, 3]}"#.into(), vec!["trailing_comma"])
+    );
+    assert_eq!(fixed("[[1,],\n]"), "[[1]\n]");
+}
+
+#[test]
+fn missing_closers_are_added_innermost_first() {
+    assert_eq!(
+        fix(r#"{"path": "test.txt""#),
+        (
+            r#"{"path": "test.txt"}"#.into(),
+            vec!["missing_closing_brace"]
+        )
+    );
+    assert_eq!(
+        fixed(r#"{"outer": {"inner": {"deep": "value"}"#),
+        r#"{"outer": {"inner": {"deep": "value"}}}"#
+    );
+    assert_eq!(fixed(r#"{"a": [1, {"b": [2"#), r#"{"a": [1, {"b": [2]}]}"#);
+}
+
+#[test]
+fn array_closed_by_a_brace_gets_its_bracket() {
+    assert_eq!(
+        fix(r#"{"items": [1, 2, 3}"#),
+        (
+            r#"{"items": [1, 2, 3]}"#.into(),
+            vec!["missing_closing_bracket"]
+        )
+    );
+}
+
+#[test]
+fn wrong_closer_followed_by_more_members_is_replaced() {
+    let (json, kinds) = fix(r#"{"a": [1, 2}, "b": 3}"#);
+    assert_eq!(json, r#"{"a": [1, 2], "b": 3}"#);
+    assert_eq!(kinds, vec!["mismatched_closer"]);
+    assert_eq!(fixed(r#"[{"a": 1], {"b": 2}]"#), r#"[{"a": 1}, {"b": 2}]"#);
+    assert_eq!(fixed("[1, 2}"), "[1, 2]");
+}
+
+#[test]
+fn stray_closers_are_dropped() {
+    assert_eq!(
+        fix(r#"{"a": [1]], "b": 2}"#),
+        (r#"{"a": [1], "b": 2}"#.into(), vec!["extra_closer"])
+    );
+    assert_eq!(
+        fix(r#"{"a": 1}}"#),
+        (r#"{"a": 1}"#.into(), vec!["extra_closer"])
+    );
+    assert_eq!(fixed("[}1]"), "[1]");
+    assert_eq!(fixed("[\"a\",}"), "[\"a\"]");
+}
+
+#[test]
+fn doubled_template_braces_are_collapsed() {
+    assert_eq!(
+        fix(r#"{{"name": "x"}}"#),
+        (r#"{"name": "x"}"#.into(), vec!["redundant_brace"])
+    );
+    assert_eq!(fixed(r#"{"a": 1, {"b": 2}}"#), r#"{"a": 1, "b": 2}"#);
+    assert_eq!(fixed(r#"{{}, "a": 1}"#), r#"{ "a": 1}"#);
+}
+
+#[test]
+fn single_quoted_strings_and_keys_are_double_quoted() {
+    assert_eq!(fixed(r#"{'path': 'test.txt'}"#), r#"{"path": "test.txt"}"#);
+    assert_eq!(
+        fixed(r#"{'say': 'a "quoted" word'}"#),
+        r#"{"say": "a \"quoted\" word"}"#
+    );
+    assert_eq!(
+        fixed(r#"{'text': 'it's fine'}"#),
+        r#"{"text": "it's fine"}"#
+    );
+    assert_eq!(fixed(r#"['don\'t']"#), r#"["don't"]"#);
+}
+
+#[test]
+fn typographic_quotes_delimit_strings() {
+    assert_eq!(
+            fix("{\u{201c}path\u{201d}: \u{201c}a.txt\u{201d}, \u{2018}n\u{2019}: \u{2018}it\u{2019}s\u{2019}}"),
+            (r#"{"path": "a.txt", "n": "it’s"}"#.into(), vec!["special_quotes", "special_quotes", "special_quotes", "special_quotes", "unescaped_quotes"])
+        );
+    // Inside an ordinary string they are ordinary characters.
+    assert!(validate("[\"\u{201c}x\u{201d}\"]".as_bytes(), &Limits::default()).is_ok());
+}
+
+#[test]
+fn json_escaped_twice_is_unescaped_then_repaired() {
+    let (json, kinds) = fix(r#"{\"path\": \"a.txt\", \"content\": \"line\\nnext \\\"q\\\"\"}"#);
+    assert_eq!(
+        json,
+        "{\"path\": \"a.txt\", \"content\": \"line\\nnext \\\"q\\\"\"}"
+    );
+    assert_eq!(kinds[0], "escaped_json");
+}
+
+#[test]
+fn unquoted_keys_are_quoted() {
+    assert_eq!(
+        fix(r#"{path: "test.txt", content: "hello"}"#),
+        (
+            r#"{"path": "test.txt", "content": "hello"}"#.into(),
+            vec!["unquoted_key", "unquoted_key"]
+        )
+    );
+    assert_eq!(
+        fixed(r#"{max_tokens: 5, $ref: "x"}"#),
+        r#"{"max_tokens": 5, "$ref": "x"}"#
+    );
+}
+
+#[test]
+fn unquoted_values_become_strings() {
+    assert_eq!(
+        fix(r#"{"name": John Smith}"#),
+        (r#"{"name": "John Smith"}"#.into(), vec!["unquoted_string"])
+    );
+    assert_eq!(
+        fixed(r#"{"size": 10MB, "url": http://x.io/a}"#),
+        r#"{"size": "10MB", "url": "http://x.io/a"}"#
+    );
+    assert_eq!(fixed("[a, b]"), r#"["a", "b"]"#);
+}
+
+#[test]
+fn truncated_string_is_closed_then_its_containers() {
+    let (json, kinds) = fix(r#"{"content": "Hello, this is a test"#);
+    assert_eq!(json, r#"{"content": "Hello, this is a test"}"#);
+    assert_eq!(kinds, vec!["truncated_string", "missing_closing_brace"]);
+    assert_eq!(fixed(r#"["a\"#), r#"["a"]"#);
+    assert_eq!(fixed(r#"["a\u00"#), r#"["a"]"#);
+}
+
+#[test]
+fn truncated_key_or_member_gets_a_null_value() {
+    assert_eq!(fixed(r#"{"a": 1, "ke"#), r#"{"a": 1, "ke":null}"#);
+    assert_eq!(fixed(r#"{"a": 1, "b":"#), r#"{"a": 1, "b":null}"#);
+    assert_eq!(fixed(r#"{"a": 1, "b""#), r#"{"a": 1, "b":null}"#);
+    assert_eq!(fixed(r#"{"a": 1,"#), r#"{"a": 1}"#);
+}
+
+#[test]
+fn truncated_literals_are_completed() {
+    assert_eq!(
+        fix("[tr"),
+        (
+            "[true]".into(),
+            vec!["truncated_literal", "missing_closing_bracket"]
+        )
+    );
+    assert_eq!(fixed(r#"{"a": nu"#), r#"{"a": null}"#);
+    assert_eq!(fixed(r#"{"a": f"#), r#"{"a": false}"#);
+}
+
+#[test]
+fn inner_quotes_are_escaped() {
+    let (json, kinds) = fix(r#"{"message": "He said "hello" to me"}"#);
+    assert_eq!(json, r#"{"message": "He said \"hello\" to me"}"#);
+    assert_eq!(kinds, vec!["unescaped_quotes", "unescaped_quotes"]);
+    assert_eq!(
+        fixed(r#"{"a": "say "hi", then go", "b": 1}"#),
+        r#"{"a": "say \"hi\", then go", "b": 1}"#
+    );
+    assert_eq!(fixed(r#"["a "b" c", "d"]"#), r#"["a \"b\" c", "d"]"#);
+    assert_eq!(fixed(r#"{"q": "quote: "x""}"#), r#"{"q": "quote: \"x\""}"#);
+    let code = r#"{"content": "return {"body": f"Hi {name}!"}\nnext", "mode": "w"}"#;
+    assert_eq!(
+        fixed(code),
+        r#"{"content": "return {\"body\": f\"Hi {name}!\"}\nnext", "mode": "w"}"#
+    );
+}
+
+#[test]
+fn control_characters_in_strings_are_escaped() {
+    assert_eq!(
+        fix("{\"a\": \"line1\nline2\tx\u{1}\"}"),
+        (
+            "{\"a\": \"line1\\nline2\\tx\\u0001\"}".into(),
+            vec!["control_character"; 3]
+        )
+    );
+}
+
+#[test]
+fn invalid_escapes_keep_their_characters() {
+    assert_eq!(
+        fixed(r#"{"p": "C:\Users\me"}"#),
+        r#"{"p": "C:\\Users\\me"}"#
+    );
+    assert_eq!(fixed(r#"["\x41"]"#), r#"["\\x41"]"#);
+    assert_eq!(fixed(r#"["\uZZZZ"]"#), r#"["\\uZZZZ"]"#);
+}
+
+#[test]
+fn lone_surrogate_escapes_become_replacement_characters() {
+    assert_eq!(fixed(r#"["\ud800"]"#), r#"["\ufffd"]"#);
+    assert_eq!(fixed(r#"["\udc00x"]"#), r#"["\ufffdx"]"#);
+    assert_eq!(fixed(r#"["\ud83d\ude00"]"#), r#"["\ud83d\ude00"]"#);
+    assert!(validate(br#"["\ud83d\ude00"]"#, &Limits::default()).is_ok());
+    assert!(validate(br#"["\ud800"]"#, &Limits::default()).is_err());
+}
+
+#[test]
+fn comments_are_removed() {
+    assert_eq!(fix("{\"a\": 1, // one\n\"b\": 2}").1, vec!["comment"]);
+    assert_eq!(
+        fixed("{\"a\": 1, // one\n\"b\": 2}"),
+        "{\"a\": 1, \n\"b\": 2}"
+    );
+    assert_eq!(fixed("[1, /* two */ 2] # done"), "[1,  2] ");
+    assert_eq!(fixed("[1 /* unterminated"), "[1 ]");
+}
+
+#[test]
+fn python_and_js_literals_are_mapped() {
+    assert_eq!(
+        fix("[True, False, None]"),
+        ("[true, false, null]".into(), vec!["python_literal"; 3])
+    );
+    assert_eq!(
+        fix("[undefined, NaN, Infinity, -Infinity]"),
+        ("[null, null, null, null]".into(), vec!["js_literal"; 4])
+    );
+    assert_eq!(fixed(r#"{"a": Truest}"#), r#"{"a": "Truest"}"#);
+}
+
+#[test]
+fn numbers_are_mended_or_kept_as_strings() {
+    assert_eq!(
+        fixed("[+1, .5, -.5, 1., 1e, 2E+]"),
+        "[1, 0.5, -0.5, 1.0, 1, 2]"
+    );
+    assert_eq!(
+        fixed("[007, 1.2.3, 2024-01-01]"),
+        r#"["007", "1.2.3", "2024-01-01"]"#
+    );
+    assert_eq!(fix("[1, 2, ...]").0, "[1, 2 ]");
+}
+
+#[test]
+fn missing_commas_and_colons_are_inserted() {
+    assert_eq!(
+        fix(r#"{"a": 1 "b": 2}"#),
+        (r#"{"a": 1 ,"b": 2}"#.into(), vec!["missing_comma"])
+    );
+    assert_eq!(fixed("[1 2 3]"), "[1 ,2 ,3]");
+    assert_eq!(
+        fixed("{\"a\": \"x\"\n\"b\": 2}"),
+        "{\"a\": \"x\"\n,\"b\": 2}"
+    );
+    assert_eq!(
+        fix(r#"{"a" 1}"#),
+        (r#"{"a" :1}"#.into(), vec!["missing_colon"])
+    );
+    assert_eq!(fixed(r#"{"a" = 1}"#), r#"{"a" : 1}"#);
+}
+
+#[test]
+fn keys_without_values_get_null() {
+    assert_eq!(
+        fix(r#"{"a"}"#),
+        (r#"{"a":null}"#.into(), vec!["missing_value"])
+    );
+    assert_eq!(fixed(r#"{"a": , "b": 1}"#), r#"{"a": null, "b": 1}"#);
+    assert_eq!(fixed("[1,,2]"), "[1,2]");
+}
+
+#[test]
+fn fences_and_prose_around_the_value_are_removed() {
+    assert_eq!(
+        fix("```json\n{\"a\": 1}\n```"),
+        (
+            "{\"a\": 1}".into(),
+            vec!["markdown_fence", "markdown_fence"]
+        )
+    );
+    let (json, kinds) = fix("Sure! Here you go: {\"a\": 1} Hope this helps.");
+    assert_eq!(json, "{\"a\": 1}");
+    assert_eq!(kinds, vec!["surrounding_text", "surrounding_text"]);
+}
+
+/// Found by the repair fuzz target: wrapping several root values in an array added a level
+/// past the depth limit, so the output was refused when repaired again.
+#[test]
+fn wrapping_root_values_keeps_the_output_within_the_depth_limit() {
+    let limits = Limits {
+        max_depth: 3,
+        ..Limits::default()
+    };
+    let code = |text: &str| repair(text.as_bytes(), &limits).map(|r| r.json.into_owned());
+    assert_eq!(code("1 [[1]]").unwrap(), "[1, [[1]]]");
+    assert_eq!(
+        code("[[[1]]] [2]").unwrap_err().kind,
+        ErrorKind::TooDeep { limit: 3 }
+    );
+    assert_eq!(
+        code("1 [[[1]]]").unwrap_err().kind,
+        ErrorKind::TooDeep { limit: 3 }
+    );
+    for text in ["NaN}[[[", "1 [[", "[[1]] {\"a\": [2"] {
+        if let Ok(json) = code(text) {
+            assert!(
+                repair(json.as_bytes(), &limits).is_ok(),
+                "{text:?} -> {json:?}"
+            );
+        }
+    }
+}
+
+/// Found by the repair fuzz target: a value cut back to an earlier comma was cut by its
+/// length in the source, but escaped control characters had made it longer in the output:
+/// the cut landed inside an escape and the output was not JSON.
+#[test]
+fn a_value_cut_back_to_a_comma_after_escapes_stays_json() {
+    for input in [
+        "{a\",\r\r\"\":",
+        "{\"a\": \"x,\t\"b\": 1}",
+        "{\"a\": 'x,\"\"b': 1}",
+    ] {
+        let repaired = repair(input.as_bytes(), &Limits::default()).unwrap();
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&repaired.json).is_ok(),
+            "{input:?} -> {:?}",
+            repaired.json
+        );
+    }
+}
+
+#[test]
+fn concatenated_values_are_wrapped_in_an_array() {
+    assert_eq!(
+        fix("{\"a\": 1}\n{\"b\": 2}"),
+        (
+            "[{\"a\": 1},\n{\"b\": 2}]".into(),
+            vec!["concatenated_values"]
+        )
+    );
+    assert_eq!(fixed("[1], [2]"), "[[1],[2]]");
+}
+
+#[test]
+fn bom_and_invalid_utf8_are_mended() {
+    assert_eq!(
+        fix("\u{feff}{\"a\": 1}"),
+        ("{\"a\": 1}".into(), vec!["byte_order_mark"])
+    );
+    let repaired = repair(b"{\"a\": \"\xff\"}", &Limits::default()).unwrap();
+    assert_eq!(repaired.json, "{\"a\": \"\u{fffd}\"}");
+    assert_eq!(
+        repaired.repairs,
+        vec![Repair {
+            kind: RepairKind::InvalidUtf8,
+            position: 7
+        }]
+    );
+}
+
+/// Found by the repair fuzz target: after invalid bytes were replaced (3 bytes each), error
+/// and repair positions pointed into the replaced text, past the input's end.
+#[test]
+fn positions_refer_to_the_input_after_invalid_utf8_or_unescaping() {
+    let positions = |input: &[u8]| -> Vec<(RepairKind, usize)> {
+        let repaired = repair(input, &Limits::default()).unwrap();
+        repaired
+            .repairs
+            .iter()
+            .map(|r| (r.kind, r.position))
+            .collect()
+    };
+    let kinds = positions(b"{\"a\xff\xfe\": 'x', \"b\": }}");
+    assert_eq!(kinds[1], (RepairKind::SingleQuotes, 8));
+    assert_eq!(
+        kinds.iter().map(|k| k.1).collect::<Vec<_>>(),
+        [3, 8, 18, 19]
+    );
+    let err = repair(b"\xff\xff\xff\xff :", &Limits::default()).unwrap_err();
+    assert!(err.position <= 6, "position {}", err.position);
+    // One level of escaping taken off: `{\"a\": 'x'}` -> `{"a": 'x'}`.
+    let kinds = positions(br#"{\"a\": 'x'}"#);
+    assert!(kinds.contains(&(RepairKind::SingleQuotes, 8)), "{kinds:?}");
+}
+
+#[test]
+fn several_faults_at_once_are_all_mended() {
+    let (json, kinds) = fix("{path: 'test.txt',}");
+    assert_eq!(json, r#"{"path": "test.txt"}"#);
+    assert_eq!(
+        kinds,
+        vec!["unquoted_key", "single_quotes", "trailing_comma"]
+    );
+}
+
+#[test]
+fn text_without_json_is_refused_with_a_position() {
+    for input in ["", "   ", "hello there"] {
+        let err = repair(input.as_bytes(), &Limits::default()).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Unparseable, "{input:?}");
+        assert!(err.to_string().contains("expected a JSON value"), "{err}");
+    }
+}
+
+#[test]
+fn limits_are_enforced_with_their_codes() {
+    let limits = Limits {
+        max_size: 10,
+        ..Limits::default()
+    };
+    let err = repair(br#"{"a": "0123456789"}"#, &limits).unwrap_err();
+    assert_eq!(
+        (err.code().as_str(), err.kind.clone()),
+        (
+            "TLP-007",
+            ErrorKind::TooLarge {
+                size: 19,
+                limit: 10
+            }
+        )
+    );
+    let deep = "[".repeat(65);
+    let err = repair(deep.as_bytes(), &Limits::default()).unwrap_err();
+    assert_eq!((err.code().as_str(), err.position), ("TLP-008", 64));
+    assert!(repair("[".repeat(64).as_bytes(), &Limits::default()).is_ok());
+}
+
+#[test]
+fn seed_ten_thousand_braces_fail_on_depth_or_finish_fast_when_allowed() {
+    // The seed's pathological case: 10,000 '{' then 9,999 '}' with a 10 ms deadline. With the
+    // default depth limit it is refused at once (TLP-008, depth); with the limit lifted the
+    // engine is linear and finishes inside the deadline instead of timing out.
+    let input = format!("{}{}", "{".repeat(10_000), "}".repeat(9_999));
+    let strict = Limits {
+        timeout_ms: 10,
+        ..Limits::default()
+    };
+    let err = repair(input.as_bytes(), &strict).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::TooDeep { limit: 64 });
+    let lifted = Limits {
+        timeout_ms: 10,
+        max_depth: 20_000,
+        ..Limits::default()
+    };
+    let repaired = repair(input.as_bytes(), &lifted).unwrap();
+    assert_eq!(repaired.json, "{}");
+}
+
+#[test]
+fn a_passed_deadline_is_a_timeout_error() {
+    let input = "[1,".repeat(20_000);
+    let limits = Limits {
+        timeout_ms: 1,
+        max_depth: 1 << 20,
+        ..Limits::default()
+    };
+    let deadline = Deadline::expired(1);
+    let err = Engine::<false>::new(input.as_bytes(), &limits, deadline)
+        .run()
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::TooDeepOrTimeout);
+    assert!(err.to_string().contains("timeout"));
+}
+
+#[test]
+fn strict_errors_say_what_was_expected_and_where() {
+    let err = validate(br#"{"a": 1,}"#, &Limits::default()).unwrap_err();
+    assert_eq!(err.position, 7);
+    assert_eq!(
+        err.to_string(),
+        "expected a value after ',' at byte 7, found ','"
+    );
+    let err = validate(br#"{"a": 1"#, &Limits::default()).unwrap_err();
+    assert!(err.is_incomplete());
+}
+
+mod closing_quote_tests {
+    use super::*;
+
+    fn fixed(input: &str) -> String {
+        let limits = Limits::default();
+        repair(input.as_bytes(), &limits).unwrap().json.into_owned()
+    }
+
+    #[test]
+    fn a_quote_before_structure_closes_even_when_junk_follows_it() {
+        assert_eq!(fixed(r#"["a" 2]"#), r#"["a" ,2]"#);
+        assert_eq!(
+            fixed(r#"{"k": ["x","y" comment], "n": 1}"#),
+            r#"{"k": ["x","y" ,"comment"], "n": 1}"#
+        );
+        assert_eq!(
+            fixed(
+                r#"{"a": "b" // note
+}"#
+            ),
+            "{\"a\": \"b\" \n}"
+        );
+        assert_eq!(
+            fixed(r#"{"a":"foo",/*x*/"b":"bar"}"#),
+            r#"{"a":"foo","b":"bar"}"#
+        );
+    }
+
+    #[test]
+    fn inner_quotes_with_commas_or_code_stay_inside_the_string() {
+        assert_eq!(
+            fixed(r#"{"a": "He said "Hi, Bob" and left", "b": 1}"#),
+            r#"{"a": "He said \"Hi, Bob\" and left", "b": 1}"#
+        );
+        assert_eq!(
+            fixed(r#"{"c": "print(f"{name}")", "d": 2}"#),
+            r#"{"c": "print(f\"{name}\")", "d": 2}"#
+        );
+    }
+
+    #[test]
+    fn string_concatenation_is_joined() {
+        assert_eq!(fixed(r#"{"s": "ab" + "cd"}"#), r#"{"s": "abcd"}"#);
+        assert_eq!(
+            fixed(
+                r#""ab" +
+ "cd""#
+            ),
+            r#""abcd""#
+        );
+    }
+
+    #[test]
+    fn a_key_after_a_comma_ends_a_value_left_open() {
+        assert_eq!(
+            fixed(r#"{"city": "New York, "zip": "10001"}"#),
+            r#"{"city": "New York", "zip": "10001"}"#
+        );
+        assert_eq!(
+            fixed(r#"{"key": value "key2" : "v"}"#),
+            r#"{"key": "value" ,"key2" : "v"}"#
+        );
+    }
+
+    #[test]
+    fn calls_ellipses_and_stringified_strings() {
+        assert_eq!(
+            fixed(r#"{"_id": ObjectId("123"), "n": NumberLong(2)}"#),
+            r#"{"_id": "123", "n": 2}"#
+        );
+        assert_eq!(fixed("callback_1(true);"), "true");
+        assert_eq!(fixed(r#"{"a": 2, ..., "z": 26}"#), r#"{"a": 2,  "z": 26}"#);
+        assert_eq!(fixed(r#"\"hello\""#), r#""hello""#);
+        assert_eq!(fixed("{'g': 'he' + /* c */ 'llo'}"), r#"{"g": "hello"}"#);
+        assert_eq!(fixed("{},\n/* 2 */\n{}"), "[{},{}]");
+    }
+
+    #[test]
+    fn top_level_comma_lists_become_arrays_and_digit_separators_are_dropped() {
+        assert_eq!(fixed("1,2,3"), "[1,2,3]");
+        assert_eq!(fixed(r#"{"n": 82_461_110}"#), r#"{"n": 82461110}"#);
+        assert_eq!(fixed(r#"{"a": 1}, "b": 2}"#), r#"{"a": 1}"#);
+    }
+}
+
+#[test]
+fn every_kind_has_its_own_one_line_description() {
+    let mut seen = std::collections::HashSet::new();
+    for kind in RepairKind::ALL {
+        let text = kind.description();
+        assert!(
+            text.ends_with('.') && !text.contains('\n'),
+            "{kind:?}: {text:?}"
+        );
+        assert!(seen.insert(text), "{kind:?} shares its description");
+    }
+    assert_eq!(RepairKind::ALL.len(), 32);
+    assert_eq!(RepairKind::ALL[0], RepairKind::TrailingComma);
+    assert_eq!(RepairKind::InvalidUtf8.as_str(), "invalid_utf8");
+}
+
+/// Inputs built to make look-aheads re-read the rest of the text: quotes inside `//` or `/* */`
+/// comments inside a string left open (each quote asks "does this close the string?", and the
+/// answer skips the comments after it), and redundant `{}` pairs (each closing one looks back
+/// over the whitespace written since the last value).
+mod hostile {
+    use super::*;
+
+    fn family(name: &str, units: usize) -> String {
+        let (head, unit, tail) = match name {
+            "line comments, double quotes" => ("{\"a\": \"", "\n//\"", "\nx y}"),
+            "line comments, single quotes" => ("{\"a\": '", "\n//'", "\nx y}"),
+            "block comments" => ("{\"a\": \"", "/*\"/**/", "\nx y}"),
+            "comments after a quote" => ("{\"a\": \"", "//\" //\n", "\nx y}"),
+            "comments after a comma" => ("['", ",\n//'", "\nx y]"),
+            "empty brace pairs" => ("{\"a\":1, ", "{} ", "}"),
+            "spaced brace pairs" => ("{\"a\":1, ", "{ } ", "}"),
+            _ => unreachable!("{name}"),
+        };
+        format!("{head}{}{tail}", unit.repeat(units))
+    }
+
+    const FAMILIES: [&str; 7] = [
+        "line comments, double quotes",
+        "line comments, single quotes",
+        "block comments",
+        "comments after a quote",
+        "comments after a comma",
+        "empty brace pairs",
+        "spaced brace pairs",
+    ];
+
+    #[test]
+    fn quotes_in_comment_chains_inside_a_string_stay_inside_it() {
+        let cases = [
+            (
+                "line comments, double quotes",
+                r#"{"a": "\n//\"\n//\"\n//"
+,"x y":null}"#,
+            ),
+            (
+                "line comments, single quotes",
+                r#"{"a": "\n//'\n//'\n//"
+,"x y":null}"#,
+            ),
+            (
+                "block comments",
+                r#"{"a": "/*\"/**//*\"/**//*"
+,"x y":null}"#,
+            ),
+            (
+                "comments after a quote",
+                "{\"a\": \"//\\\" //\\n//\\\" //\\n//\" \n\n,\"x y\":null}",
+            ),
+            (
+                "comments after a comma",
+                r#"[",\n//',\n//',\n//"
+,"x y"]"#,
+            ),
+        ];
+        for (name, want) in cases {
+            assert_eq!(fixed(&family(name, 3)), want, "{name}");
+        }
+        let (_, kinds) = fix(&family("line comments, double quotes", 3));
+        assert_eq!(
+            kinds.iter().filter(|&&k| k == "unescaped_quotes").count(),
+            2
+        );
+    }
+
+    #[test]
+    fn redundant_brace_pairs_are_dropped_keeping_their_whitespace() {
+        assert_eq!(fixed(&family("empty brace pairs", 3)), "{\"a\":1    }");
+        assert_eq!(fixed(&family("spaced brace pairs", 3)), "{\"a\":1       }");
+        let (_, kinds) = fix(&family("empty brace pairs", 3));
+        assert_eq!(
+            &kinds[..3],
+            ["redundant_brace", "trailing_comma", "missing_comma"]
+        );
+    }
+
+    #[test]
+    fn long_comment_blocks_between_members_are_still_skipped() {
+        // Hundreds of bytes of short comments after a value: each comment is short, so the
+        // whole block is skipped and the quote before it still closes the string.
+        let lines = format!("{{\"a\": \"x\", {}\"b\": 1}}", "// c\n".repeat(100));
+        assert_eq!(
+            fixed(&lines),
+            format!("{{\"a\": \"x\", {}\"b\": 1}}", "\n".repeat(100))
+        );
+        let blocks = format!("{{\"a\": \"x\" {}, \"b\": 1}}", "/* c */ ".repeat(60));
+        assert_eq!(
+            fixed(&blocks),
+            format!("{{\"a\": \"x\"{}, \"b\": 1}}", " ".repeat(61))
+        );
+    }
+
+    /// The engine's count of work (loop turns and bytes read by look-aheads) at `units` units.
+    fn work(name: &str, units: usize) -> f64 {
+        let input = family(name, units);
+        let limits = Limits {
+            max_size: usize::MAX,
+            max_depth: 1 << 20,
+            timeout_ms: 0,
+        };
+        let mut engine = Engine::<false>::new(input.as_bytes(), &limits, limits.deadline());
+        engine.run().unwrap();
+        engine.work.get() as f64
+    }
+
+    #[test]
+    fn work_grows_linearly_on_every_hostile_family() {
+        // Counted, not timed: four times the input must cost about four times the work (a
+        // look-ahead that re-read the rest of the input would cost sixteen times).
+        for name in FAMILIES {
+            let (small, large) = (work(name, 4 << 10), work(name, 16 << 10));
+            let bytes = family(name, 16 << 10).len() as f64;
+            assert!(large < small * 5.0, "{name}: work {small} -> {large}");
+            assert!(
+                large < bytes * 16.0,
+                "{name}: work {large} for {bytes} bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_every_hostile_family() {
+        let limits = Limits {
+            max_depth: 1 << 20,
+            ..Limits::default()
+        };
+        for name in FAMILIES {
+            let input = family(name, 16 << 10);
+            let err = Engine::<false>::new(input.as_bytes(), &limits, Deadline::expired(1))
+                .run()
+                .unwrap_err();
+            assert_eq!(err.code(), ErrorCode::TooDeepOrTimeout, "{name}");
+            assert!(err.to_string().contains("timeout"), "{name}: {err}");
+        }
+    }
+}

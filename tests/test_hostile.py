@@ -1,0 +1,84 @@
+"""Hostile inputs for repair: text built so that look-aheads re-read the rest of the input.
+
+Quotes inside short comments inside a string left open each ask "does this quote close the
+string?", and the answer skips the comments after it; redundant `{}` pairs each look back over
+the whitespace written since the last value. Each call must come back within a wall-clock bound,
+as a repair or as a TLP-008 timeout. The calls run in a subprocess, so a hang fails the test
+instead of stalling the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import toolmend
+
+REPAIR_FAMILIES = {
+    "line comments in a string": ('{"a": "', '\n//"', "\nx y}"),
+    "line comments in a single-quoted string": ("{\"a\": '", "\n//'", "\nx y}"),
+    "block comments in a string": ('{"a": "', '/*"/**/', "\nx y}"),
+    "comments after commas in a string": ("['", ",\n//'", "\nx y]"),
+    "redundant brace pairs": ('{"a": 1, ', "{} ", "}"),
+}
+
+TIMED_REPAIR = """
+import json, sys, time
+import toolmend
+head, unit, tail, size, timeout_ms = json.loads(sys.argv[1])
+text = head + unit * ((size - len(head) - len(tail)) // len(unit)) + tail
+start = time.perf_counter()
+result = toolmend.repair(text, timeout_ms=timeout_ms)
+seconds = time.perf_counter() - start
+error = result.error
+print(json.dumps({"seconds": seconds, "ok": result.ok, "json_ok": result.ok and bool(json.loads(result.json)),
+                  "code": error and error.code, "message": error and error.message}))
+"""
+
+
+def _repair_in_subprocess(family: str, size: int, timeout_ms: int) -> dict:
+    head, unit, tail = REPAIR_FAMILIES[family]
+    args = json.dumps([head, unit, tail, size, timeout_ms])
+    # The generous outer bound only keeps a regression from hanging the suite; the call itself
+    # is held to a much tighter one below.
+    proc = subprocess.run([sys.executable, "-c", TIMED_REPAIR, args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _assert_repaired_or_timed_out(outcome: dict) -> None:
+    if outcome["ok"]:
+        assert outcome["json_ok"]
+    else:
+        assert outcome["code"] == "TLP-008" and "timeout" in outcome["message"], outcome
+
+
+@pytest.mark.parametrize("family", sorted(REPAIR_FAMILIES))
+def test_repair_hostile_input_returns_within_its_deadline(family: str) -> None:
+    outcome = _repair_in_subprocess(family, 256 << 10, timeout_ms=50)
+    assert outcome["seconds"] < 5.0, outcome
+    _assert_repaired_or_timed_out(outcome)
+
+
+def test_repair_hostile_input_near_the_size_limit_honours_a_one_millisecond_deadline() -> None:
+    outcome = _repair_in_subprocess("line comments in a string", 800 << 10, timeout_ms=1)
+    assert outcome["seconds"] < 5.0, outcome
+    _assert_repaired_or_timed_out(outcome)
+
+
+def test_repair_quotes_in_comments_inside_an_open_string_stay_in_it() -> None:
+    result = toolmend.repair('{"a": "' + '\n//"' * 3 + "\nx y}")
+    assert result.ok
+    assert json.loads(result.json) == {"a": '\n//"\n//"\n//', "x y": None}
+    assert [r.kind for r in result.repairs].count("unescaped_quotes") == 2
+    single = toolmend.repair("{\"a\": '" + "\n//'" * 3 + "\nx y}")
+    assert json.loads(single.json) == {"a": "\n//'\n//'\n//", "x y": None}
+
+
+def test_repair_redundant_brace_pairs_are_dropped() -> None:
+    result = toolmend.repair('{"a": 1, ' + "{} " * 3 + "}")
+    assert result.ok and json.loads(result.json) == {"a": 1}
+    assert [r.kind for r in result.repairs].count("redundant_brace") == 3
