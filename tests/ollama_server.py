@@ -12,6 +12,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 
+class LoopbackServer(ThreadingHTTPServer):
+    """socketserver's listen backlog is 5: hundreds of chats connecting at once on a busy machine overflowed it
+    and some connections were reset before they were accepted (a failure of the test server, not the client)."""
+
+    request_queue_size = 1024
+
+
 @dataclass
 class Reply:
     status: int = 200
@@ -137,7 +144,7 @@ class ScriptedOllama:
                     pass
                 self.close_connection = True
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = LoopbackServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
