@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 from toolmend._core import ToolCall, ToolCallError
 from toolmend.client.ledger import Attempt, Usage
@@ -11,7 +11,8 @@ from toolmend.client.ledger import Attempt, Usage
 
 @dataclass(frozen=True)
 class ChatResult:
-    """A finished turn: the assistant message, its checked tool calls, and the ledger of attempts."""
+    """A finished turn: the assistant message (in the provider's form, ready to append to the history), its
+    checked tool calls, the text without the calls, and the ledger of attempts."""
 
     message: dict[str, Any]
     tool_calls: tuple[ToolCall, ...]
@@ -21,18 +22,21 @@ class ChatResult:
     correlation_id: str
     duration_s: float
     repairs: tuple[Any, ...] = field(default=())
-
-
-# ---- streamed turns: typed events ---------------------------------------------------------------------
+    #: Why the last reply ended, as the server said it ("stop", "length", "tool_calls", ...; None if it did not).
+    finish_reason: str | None = None
 
 
 @dataclass(frozen=True)
 class TextDelta:
+    """Text of the reply, as it arrives (calls written in the text are taken out)."""
+
     text: str
 
 
 @dataclass(frozen=True)
 class ToolCallStarted:
+    """A call's name has arrived."""
+
     index: int
     id: str | None
     name: str
@@ -51,19 +55,26 @@ class ToolCallArgumentsDelta:
 
 @dataclass(frozen=True)
 class ToolCallCompleted:
+    """A call passed every check: ready to run."""
+
     call: ToolCall
 
 
 @dataclass(frozen=True)
 class ToolCallFailed:
+    """A call failed and will not be asked again (the last reflection was spent): only ever just before the
+    RetryExhaustedError that ends the stream. ``error`` is a ToolCallError or a FailedCall."""
+
     index: int
-    error: ToolCallError
+    error: ToolCallError | Any
 
 
 @dataclass(frozen=True)
 class Done:
+    """The turn is over: the same ChatResult ``chat`` returns."""
+
     result: ChatResult
 
 
 #: What chat_stream yields (not toolmend.StreamEvent, which is the accumulator's).
-ChatEvent = TextDelta | ToolCallStarted | ToolCallArgumentsDelta | ToolCallCompleted | ToolCallFailed | Done
+ChatEvent = Union[TextDelta, ToolCallStarted, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallFailed, Done]
