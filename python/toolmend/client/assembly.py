@@ -101,6 +101,13 @@ class Assembly:
             out = [e for e in out if not (isinstance(e, ToolCallCompleted) and id(e.call) in cut)]
         return out
 
+    def release(self) -> None:
+        """Lets go of the accumulator and the text parser once the reply is read. They belong to the thread that
+        made them: an error's traceback keeps this object alive, and the garbage collector may free it on any
+        thread, where dropping them fails."""
+        self._acc = None
+        self._parser = None
+
     def thinking_piece(self, piece: str) -> None:
         """Reasoning text (Ollama's ``thinking``, ``reasoning_content`` elsewhere): kept, never searched for calls."""
         self.thinking_parts.append(piece)

@@ -261,6 +261,8 @@ class Engine(Outcomes):
             reply.failure = f"timeout ({type(e).__name__})"
         except httpx.TransportError as e:
             reply.failure = f"connection failed ({type(e).__name__}: {e})"
+        finally:
+            reply.assembly.release()
         reply.duration_s = time.monotonic() - t0
         yield reply
 
