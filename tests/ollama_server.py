@@ -30,6 +30,7 @@ class Reply:
     line_delay_s: float = 0.0
     write_size: int | None = None  # send the stream in writes of this many bytes (split anywhere)
     trickle_s: float = 0.0  # a non-streamed body sent one byte at a time, this long apart
+    content_type: str | None = None  # by default application/json, or application/x-ndjson for lines
 
 
 def chat_reply(
@@ -108,7 +109,7 @@ class ScriptedOllama:
                 data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", reply.content_type or "application/json")
                     self.send_header("content-length", str(len(data)))
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
@@ -127,7 +128,7 @@ class ScriptedOllama:
                 # HTTP/1.0 without a length: the body ends when the connection closes.
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/x-ndjson")
+                    self.send_header("content-type", reply.content_type or "application/x-ndjson")
                     self.end_headers()
                     data = b"".join(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in reply.lines or [])
                     if reply.write_size:

@@ -35,6 +35,7 @@ __all__ = [
     "TokenBudgetError",
     "ModelHTTPError",
     "OllamaClient",
+    "OpenAICompatibleClient",
     "RetryConfig",
     "RetryExhaustedError",
     "Usage",
@@ -62,15 +63,18 @@ __all__ = [
     "__version__",
     "loads",
     "parse_response",
+    "reflection_messages",
     "repair",
 ]
 
 # A library logs; the application decides where the records go (no output unless configured).
 logging.getLogger("toolmend").addHandler(logging.NullHandler())
 
-# The Ollama client pulls in httpx: imported on first use, so `import toolmend` stays light for repair.
+# The clients pull in httpx: imported on first use, so `import toolmend` stays light for repair.
 _LAZY = {
     "OllamaClient",
+    "OpenAICompatibleClient",
+    "reflection_messages",
     "ChatResult",
     "Attempt",
     "Usage",
@@ -85,7 +89,7 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        from toolmend import ollama
+        from toolmend import client
 
-        return getattr(ollama, name)
+        return getattr(client, name)
     raise AttributeError(f"module 'toolmend' has no attribute {name!r}")

@@ -31,7 +31,7 @@ Do not include any explanation, only the corrected call."""
 class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Retry, repair and timeout settings. Invalid values raise ValueError naming the field."""
 
-    #: Reflection requests after the first one when tool calls keep failing (1..10).
+    #: Reflection requests after the first one when tool calls keep failing (0..10; 0 turns reflection off).
     max_retries: int = 3
     #: Base of the exponential backoff between transport retries, in milliseconds.
     retry_delay_ms: int = 100
@@ -69,7 +69,7 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         checks = {
-            "max_retries": 1 <= self.max_retries <= 10,
+            "max_retries": 0 <= self.max_retries <= 10,
             "retry_delay_ms": self.retry_delay_ms >= 0,
             "backoff_cap_ms": self.backoff_cap_ms >= self.retry_delay_ms,
             "model_http_retries": 0 <= self.model_http_retries <= 10,
@@ -100,7 +100,7 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
         for field in fields:
             env = os.environ.get(f"TOOLMEND_{field.upper()}")
             if env is not None:
-                values[field] = env
+                values[field] = _from_env(cls, field, env)
         values.update(overrides)
         unknown = set(values) - fields
         if unknown:
@@ -110,6 +110,26 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
             return msgspec.convert(values, cls, strict=False)
         except msgspec.ValidationError as e:
             raise ValueError(f"RetryConfig: {e}") from None
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _from_env(cls: Any, field: str, text: str) -> Any:
+    """An environment value for ``field``: booleans as 1/0, true/false, yes/no, on/off (any case); "none" or
+    nothing for a field that may be None; anything else as given (msgspec converts "3" to 3)."""
+    kind = cls.__annotations__.get(field, "")
+    word = text.strip().lower()
+    if kind == "bool":
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+        raise ValueError(f"RetryConfig.{field}: TOOLMEND_{field.upper()}={text!r} is not a boolean (1/0, true/false, yes/no, on/off)")
+    if "None" in kind and word in ("", "none", "null"):
+        return None
+    return text
 
 
 def _from_file(path: str | os.PathLike[str]) -> Mapping[str, Any]:

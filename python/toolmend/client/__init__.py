@@ -12,13 +12,17 @@ from toolmend.client.events import (
 )
 from toolmend.client.ledger import Attempt, Stats, Usage
 from toolmend.client.ollama import OllamaClient
+from toolmend.client.openai import OpenAICompatibleClient
+from toolmend.client.reflection import FailedCall, reflection_messages
 
 __all__ = [
     "Attempt",
     "ChatEvent",
     "ChatResult",
     "Done",
+    "FailedCall",
     "OllamaClient",
+    "OpenAICompatibleClient",
     "Stats",
     "TextDelta",
     "ToolCallArgumentsDelta",
@@ -26,4 +30,5 @@ __all__ = [
     "ToolCallFailed",
     "ToolCallStarted",
     "Usage",
+    "reflection_messages",
 ]

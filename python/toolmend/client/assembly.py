@@ -4,9 +4,10 @@ was streamed or read whole, and whichever provider sent it.
 Two rules apply on top of the core's checks. A reply cut off by the token limit (finish reason "length") never
 hands out a cut-off call: a call completed by the end of such a reply whose arguments needed repair, and a call
 whose arguments could not be read at all, becomes a failure with code TLP-010 (reflected with a prompt that says
-it was cut off). And with ``enable_auto_repair=False`` a streamed call whose arguments needed repair is a
-failure as it is in a reply read whole (the accumulator and the text parser always repair, so their calls are
-checked again here, strictly).
+it was cut off). And with ``enable_auto_repair=False`` a call whose arguments needed repair is a
+failure, streamed or not, wherever it was written (the accumulator and the text parser always repair, and
+``parse_response(repair=False)`` still mends calls written in text, so every call that carries repairs is checked
+again here).
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ class Assembly:
 
     def whole(self, body: Any, finish_reason: str | None) -> None:
         result = parse_response(body, self.registry, repair=self.repair, **self.limits)
-        self.calls = list(result.calls)
         self.errors = list(result.errors)
+        for call in result.calls:
+            self._call(call, wire=call.source == "tool_calls")
         if result.text:
             self.text_parts.append(result.text)
         if finish_reason == "length":
@@ -144,12 +146,26 @@ class Assembly:
         return ToolCallCompleted(call)
 
     def _strictly(self, call: ToolCall) -> FailedCall | None:
-        """The call's arguments checked without repair: None when they pass as written."""
+        """With repair off: why a call that needed repair fails (None if its arguments pass as written). The
+        arguments checked strictly give the parse error's own message and position; calls written in text carry
+        their arguments already re-serialised, so for them the repairs themselves are the reason."""
         reply = {"message": {"tool_calls": [{"function": {"name": call.name, "arguments": call.raw_arguments}}]}}
         result = parse_response(reply, self.registry, repair=False, text_calls=False, **self.limits)
-        if result.ok:
+        if not result.ok:
+            return FailedCall.of(result.errors[0], index=call.index, id=call.id)
+        if call.source in ("tool_calls", "stream"):
             return None
-        return FailedCall.of(result.errors[0], index=call.index, id=call.id)
+        kinds = ", ".join(f"{r.kind} at {r.position}" for r in call.repairs)
+        return FailedCall(
+            code="TLP-004",
+            message=f"the call's JSON needed repair ({kinds}) and repair is off",
+            tool_name=call.name,
+            raw_arguments=call.raw_arguments,
+            index=call.index,
+            position=call.repairs[0].position,
+            suggestion="write the call as strict JSON",
+            id=call.id,
+        )
 
     def _cut(self, completed: list[ToolCall], events: list[Any] | None) -> set[int]:
         """Moves the cut-off calls among ``completed`` to the failures (adding their events, when streaming),
