@@ -14,10 +14,10 @@ import pytest
 
 from ollama_server import Reply, ScriptedOllama
 from toolmend import ToolRegistry
-from toolmend.client import Done, TextDelta, ToolCallCompleted, ToolCallFailed
+from toolmend.client import TextDelta, ToolCallCompleted, ToolCallFailed
 from toolmend.config import RetryConfig
 from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError
-from wires import MESSAGES, WIRES, Wire, instant
+from wires import WIRES, Wire, arguments_of, instant
 
 READ_FILE = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 GOOD = {"name": "read_file", "arguments": {"path": "test.txt"}, "id": "call_good"}
@@ -303,8 +303,6 @@ def test_a_malformed_call_in_the_callers_history_is_sent_well_formed(wire: Wire,
     assert history == before  # the caller's list is untouched
     sent = server.requests[0]["json"]["messages"]
     calls = sent[1]["tool_calls"]
-    from wires import arguments_of
-
     assert [(c["id"], arguments_of(c)) for c in calls] == [("c1", {"path": "a.txt"}), ("c2", {"path": "b.txt"})]
     for call in calls:  # each call in the provider's own form
         assert isinstance(call["function"]["arguments"], str if wire.provider == "openai" else dict)

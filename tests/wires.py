@@ -35,8 +35,8 @@ class Wire:
     def client(self, server: ScriptedOllama, registry: Any, config: RetryConfig | None = None, **kwargs: Any) -> Any:
         kwargs.setdefault("sleep", instant)
         if self.provider == "ollama":
-            return OllamaClient(server.url, "test-model", registry, config or RetryConfig(), **kwargs)
-        return OpenAICompatibleClient(server.url + "/v1", "test-model", "sk-test", registry, config or RetryConfig(), **kwargs)
+            return OllamaClient(server.url, "test-model", registry, config, **kwargs)
+        return OpenAICompatibleClient(server.url + "/v1", "test-model", "sk-test", registry, config, **kwargs)
 
     async def turn(self, client: Any, events: list[Any] | None = None, messages: Any = MESSAGES, **request: Any) -> Any:
         """One turn through this wire's entry point: the ChatResult (the stream's Done), or its error after the

@@ -68,7 +68,8 @@ class ValidationError(ToolmendError, ValueError):
 class ModelHTTPError(ToolmendError):
     """The model server refused a request for a reason a retry cannot fix (404 model not found, 400 tools
     not supported, auth), or kept failing past the transport budget. ``status`` is None for a connection
-    error or timeout."""
+    error or timeout. Raised inside a chat it carries the chat's ``correlation_id``, the ``attempt`` number it
+    came from and that attempt's ``response`` (the JSON body, or its text)."""
 
     def __init__(
         self,
@@ -78,6 +79,9 @@ class ModelHTTPError(ToolmendError):
         body: str = "",
         retry_after_s: float | None = None,
         code: str | None = None,
+        correlation_id: str | None = None,
+        attempt: int | None = None,
+        response: Any = None,
     ) -> None:
         prefix = f"[{code}] " if code else ""
         super().__init__(prefix + (f"HTTP {status}: {message}" if status is not None else message))
@@ -88,13 +92,17 @@ class ModelHTTPError(ToolmendError):
         self.status = status
         self.body = body
         self.retry_after_s = retry_after_s
+        self.correlation_id = correlation_id
+        self.attempt = attempt
+        self.response = response
 
 
 class RetryExhaustedError(ToolmendError):
     """The model kept producing tool calls that fail, past ``max_retries`` reflections.
 
-    ``attempts`` is the ledger (one entry per request), ``last_error`` the last failure (a ToolCallError or
-    a message), ``response`` the last reply body, ``usage`` the tokens of every attempt summed."""
+    ``attempts`` is the ledger (one entry per request), ``attempt`` the number of the last one, ``last_error``
+    the last failure (a ToolCallError or a message), ``response`` the last reply body, ``usage`` the tokens of
+    every attempt summed."""
 
     def __init__(
         self,
@@ -105,9 +113,11 @@ class RetryExhaustedError(ToolmendError):
         correlation_id: str,
         response: Any = None,
         usage: Any = None,
+        attempt: int | None = None,
     ) -> None:
         super().__init__(message)
         self.attempts = attempts
+        self.attempt = attempt if attempt is not None else (getattr(attempts[-1], "number", None) if attempts else None)
         self.last_error = last_error
         self.correlation_id = correlation_id
         self.response = response

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from contextlib import aclosing
 from typing import Any, AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -32,7 +31,7 @@ from toolmend.client.events import (
     ToolCallFailed,
     ToolCallStarted,
 )
-from toolmend.client.exchange import Reply, ReplyTooLarge, body_text, json_or_none, left, not_a_reply, read_body, within
+from toolmend.client.exchange import Reply, ReplyTooLarge, json_or_none, left, read_body, within
 from toolmend.client.history import Form, well_formed
 from toolmend.client.ledger import AuditLog, Stats
 from toolmend.client.limits import repair_limits
@@ -41,7 +40,7 @@ from toolmend.client.reflection import FailedCall, raw_reflection, reflection_me
 from toolmend.client.toolset import Toolset
 from toolmend.client.turn import Turn, merge
 from toolmend.config import RetryConfig
-from toolmend.errors import CircuitOpenError, ToolmendError
+from toolmend.errors import ToolmendError
 
 logger = logging.getLogger("toolmend")
 
@@ -86,7 +85,9 @@ class Engine(Outcomes):
         self._sleep = sleep
         self._backoff = lanes.Backoff(cfg.retry_delay_ms, cfg.backoff_cap_ms, cfg.model_http_retries, rand)
         self._breaker = CircuitBreaker(cfg.breaker_threshold, cfg.breaker_reset_s, clock)
-        self._stats = Stats()
+        #: ``client.stats()``: counters (every key present from the start), per-model counts and latency
+        #: histograms since the client was made or ``client.stats.reset()``.
+        self.stats = Stats()
         self._audit = AuditLog(cfg.audit_path) if cfg.audit_path else None
         # Requests wait here, not in the connection pool: httpcore's pool does work per queued request when
         # one is cancelled, so a long queue made cancelling cost seconds. A semaphore's queue costs nothing.
@@ -108,14 +109,6 @@ class Engine(Outcomes):
             await self._http.aclose()
         if self._audit is not None:
             await asyncio.to_thread(self._audit.close)
-
-    def stats(self) -> dict[str, Any]:
-        """Counters (every key present from the start), per-model counts and latency histograms since the client
-        was made or last reset (a copy)."""
-        return self._stats.snapshot()
-
-    def reset_stats(self) -> None:
-        self._stats.reset()
 
     # ---- the two entry points ----------------------------------------------------------------------------
 
@@ -193,7 +186,7 @@ class Engine(Outcomes):
                     yield event
                 turn.kept = merge(turn.kept, calls)
                 turn.texts.append(asm.text)
-                self._stats.failed(failures)
+                self.stats.failed(failures)
                 self._note(turn, lanes.MODEL, reply, failures[0].code)
                 if turn.reflections >= cfg.max_retries or self._over_budget(turn):
                     for failure in failures:
@@ -212,7 +205,7 @@ class Engine(Outcomes):
             self._failed(turn, error)
             raise
         except asyncio.CancelledError:
-            self._stats.count("chats_cancelled")
+            self.stats.count("chats_cancelled")
             raise
 
     async def _attempt(
@@ -284,9 +277,6 @@ class Engine(Outcomes):
     def _wire_call(self, call: ToolCall) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _result_message(self, text: str, calls: list[ToolCall], thinking: str) -> dict[str, Any]:
-        raise NotImplementedError
-
     # ---- the pieces of a turn ------------------------------------------------------------------------------
 
     def _reflection(self, failures: list[Any], asm: Assembly, refused: FailedCall | None) -> list[dict[str, Any]]:
@@ -304,33 +294,3 @@ class Engine(Outcomes):
         if refused is not None:
             history += raw_reflection(refused.raw_arguments or "", refused.message, cfg.retry_prompt_template)
         return history
-
-    def _succeed(self, turn: Turn, reply: Reply, calls: list[ToolCall]) -> ChatResult:
-        calls = merge(turn.kept, calls)
-        text = turn.text(reply.assembly.text)
-        if self.config.log_argument_values and logger.isEnabledFor(logging.DEBUG):
-            from toolmend.client.ledger import mask_secrets
-
-            for call in calls:
-                self._log(logging.DEBUG, turn, "call %s %s arguments %s", call.id, call.name, mask_secrets(call.arguments))
-        self._breaker.succeeded(turn.model)
-        seconds = turn.elapsed()
-        self._stats.chat_ok(turn.model, calls, seconds)
-        message = self._result_message(text, calls, reply.assembly.thinking)
-        repairs = tuple(r for c in calls for r in c.repairs)
-        return ChatResult(
-            message, tuple(calls), text, turn.usage, tuple(turn.attempts), turn.correlation_id, seconds, repairs, reply.finish_reason
-        )
-
-    def _failed(self, turn: Turn, error: ToolmendError) -> None:
-        """A chat ends in ``error``: it carries the chat's correlation id, attempt number and last response."""
-        for name, value in (
-            ("correlation_id", turn.correlation_id),
-            ("attempt", turn.attempts[-1].number if turn.attempts else None),
-            ("response", turn.last_response),
-        ):
-            if getattr(error, name, None) is None:
-                setattr(error, name, value)
-        if isinstance(error, CircuitOpenError):
-            self._stats.count("chats_refused")
-        self._stats.chat_failed(turn.model, turn.elapsed())

@@ -80,10 +80,14 @@ _LANE_COUNTER = {lanes.MODEL: "reflected", lanes.SALVAGED: "salvaged", lanes.TRA
 
 
 class Stats:
-    """Counters and latency histograms of one client; chats on one event loop update them in turn."""
+    """Counters and latency histograms of one client; chats on one event loop update them in turn.
+    ``client.stats()`` is a snapshot (a copy), ``client.stats.reset()`` sets every counter back to zero."""
 
     def __init__(self) -> None:
         self.reset()
+
+    def __call__(self) -> dict[str, Any]:
+        return self.snapshot()
 
     def reset(self) -> None:
         """Every counter back to zero."""

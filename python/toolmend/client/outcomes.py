@@ -11,20 +11,22 @@ from toolmend._log import loggable
 from toolmend.client import lanes
 from toolmend.client.exchange import Reply, body_text, not_a_reply
 from toolmend.client.history import well_formed
-from toolmend.client.ledger import Attempt
+from toolmend.client.ledger import Attempt, mask_secrets
 from toolmend.client.reflection import rejected_request_message
 from toolmend.client.turn import Turn, merge
-from toolmend.errors import MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError
+from toolmend._core import ToolCall
+from toolmend.client.events import ChatResult
+from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError, ToolmendError
 
 logger = logging.getLogger("toolmend")
 
 
 class Outcomes:
-    """The engine's lanes, ledger and errors (a part of Engine, kept in a file of its own)."""
+    """The engine's lanes, ledger, results and errors (a part of Engine, kept in a file of its own)."""
 
     config: Any
     provider: Any
-    _stats: Any
+    stats: Any
     _audit: Any
     _backoff: lanes.Backoff
     _breaker: Any
@@ -112,7 +114,7 @@ class Outcomes:
         """Adds an attempt to the chat's ledger, the client's stats and the audit file."""
         attempt = Attempt(len(turn.attempts) + 1, lane, reply.status, code, delay, reply.usage, reply.duration_s)
         turn.attempts.append(attempt)
-        self._stats.attempt(turn.model, attempt)
+        self.stats.attempt(turn.model, attempt)
         if self._audit is not None:
             self._audit.write(
                 {
@@ -138,7 +140,7 @@ class Outcomes:
         """Raises the error of a chat whose calls still fail: TokenBudgetError when the budget ran out, else
         RetryExhaustedError (which counts against the model's circuit)."""
         if self._over_budget(turn):
-            self._stats.count("chats_over_budget")
+            self.stats.count("chats_over_budget")
             raise TokenBudgetError(
                 f"the chat used {turn.usage.total_tokens} tokens of its budget of {self.config.token_budget}",
                 attempts=tuple(turn.attempts),
@@ -147,7 +149,7 @@ class Outcomes:
                 response=turn.last_response,
                 usage=turn.usage,
             )
-        self._stats.count("chats_exhausted")
+        self.stats.count("chats_exhausted")
         self._breaker.exhausted(turn.model)
         code = getattr(last_error, "code", "TLP-004")
         retries = self.config.max_retries
@@ -185,3 +187,34 @@ class Outcomes:
             }
             logger.log(level, message, *args, extra=extra)
 
+    def _result_message(self, text: str, calls: list[ToolCall], thinking: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _succeed(self, turn: Turn, reply: Reply, calls: list[ToolCall]) -> ChatResult:
+        """The chat's result: the calls kept from earlier attempts and this one's; the circuit closes."""
+        calls = merge(turn.kept, calls)
+        text = turn.text(reply.assembly.text)
+        if self.config.log_argument_values and logger.isEnabledFor(logging.DEBUG):
+            for call in calls:
+                self._log(logging.DEBUG, turn, "call %s %s arguments %s", call.id, call.name, mask_secrets(call.arguments))
+        self._breaker.succeeded(turn.model)
+        seconds = turn.elapsed()
+        self.stats.chat_ok(turn.model, calls, seconds)
+        message = self._result_message(text, calls, reply.assembly.thinking)
+        repairs = tuple(r for c in calls for r in c.repairs)
+        return ChatResult(
+            message, tuple(calls), text, turn.usage, tuple(turn.attempts), turn.correlation_id, seconds, repairs, reply.finish_reason
+        )
+
+    def _failed(self, turn: Turn, error: ToolmendError) -> None:
+        """A chat ends in ``error``: it carries the chat's correlation id, attempt number and last response."""
+        for name, value in (
+            ("correlation_id", turn.correlation_id),
+            ("attempt", turn.attempts[-1].number if turn.attempts else None),
+            ("response", turn.last_response),
+        ):
+            if getattr(error, name, None) is None:
+                setattr(error, name, value)
+        if isinstance(error, CircuitOpenError):
+            self.stats.count("chats_refused")
+        self.stats.chat_failed(turn.model, turn.elapsed())

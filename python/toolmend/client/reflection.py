@@ -123,10 +123,11 @@ def reflection_messages(
       the other prompts as text.
     """
     prompts = [error_prompt(e, registry, template) for e in errors]
-    call_ids = [
-        (ids[i] if ids is not None and i < len(ids) and ids[i] else None) or getattr(e, "id", None) or _made_up_id(provider)
-        for i, e in enumerate(errors)
-    ]
+    call_ids: list[str] = []
+    for i, e in enumerate(errors):
+        given = (ids[i] if ids is not None and i < len(ids) else None) or getattr(e, "id", None)
+        # A result answers its call by id: ids within one message must differ.
+        call_ids.append(given if given and given not in call_ids else _made_up_id(provider))
     if provider == "ollama":
         replay = "\n".join(f"{e.tool_name or '?'}({clip(e.raw_arguments or '')})" for e in errors)
         history: list[dict[str, Any]] = [{"role": "assistant", "content": (text + "\n" + replay).strip()}]
