@@ -62,8 +62,10 @@ def chat_reply(
 class ScriptedOllama:
     """``with ScriptedOllama([reply, ...]) as server: server.url``; ``server.requests`` holds what came in."""
 
-    def __init__(self, script: list[Reply] | Callable[[Any], Reply]) -> None:
+    def __init__(self, script: list[Reply] | Callable[[Any], Reply], *, keep_alive: bool = False) -> None:
         # A list is replayed in order; a function is asked for each request's reply (fault injection).
+        # keep_alive: HTTP/1.1, connections reused between replies (the benches); by default each reply closes
+        # its connection, so that a test sees every request on a connection of its own.
         self.script = deque(script) if isinstance(script, list) else script
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -83,6 +85,11 @@ class ScriptedOllama:
                 finally:
                     with outer._lock:
                         outer.open_connections -= 1
+
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+            # Headers and body go out in separate writes: with Nagle on, a reused connection waits for the
+            # client's delayed ACK (40 ms a reply).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass

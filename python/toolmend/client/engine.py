@@ -211,41 +211,19 @@ class Engine(Outcomes):
     async def _attempt(
         self, turn: Turn, specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
     ) -> AsyncGenerator[Any, None]:
-        """One request: its events while it streams, then its Reply (last, always)."""
-        cfg = self.config
-        reply = Reply(Assembly(self._tools.checking(), self._limits, cfg.enable_auto_repair))
+        """One request: its events while it streams, then its Reply (last, always). The deadline bounds the
+        whole exchange (waiting for a connection, the headers, a body sent a byte at a time), not each read."""
+        reply = Reply(Assembly(self._tools.checking(), self._limits, self.config.enable_auto_repair))
         content = orjson.dumps(self._payload(turn.messages, specs, fields, stream))
         t0 = time.monotonic()
         try:
-            await within(self._slots.acquire(), left(turn.deadline))
-            try:
-                remaining = left(turn.deadline)
-                request = self._http.build_request(
-                    "POST",
-                    self._url,
-                    content=content,
-                    headers=self._headers,
-                    timeout=httpx.Timeout(min(cfg.first_byte_timeout_s, remaining), connect=min(cfg.connect_timeout_s, remaining)),
-                )
-                response = await within(self._http.send(request, stream=True), left(turn.deadline))
-                try:
-                    reply.status, reply.headers = response.status_code, response.headers
-                    if stream and reply.status == 200:
-                        async with aclosing(self._read_stream(response, reply, turn.deadline)) as events:
-                            async for event in events:
-                                yield event
-                    else:
-                        reply.body = await within(read_body(response, cfg.max_response_bytes), left(turn.deadline))
-                        reply.whole = True
-                        if reply.status == 200 and not reply.body.strip():
-                            reply.failure = "an empty reply"
-                        else:
-                            reply.data = json_or_none(reply.body)
-                            self._read_whole(reply)
-                finally:
-                    await response.aclose()
-            finally:
-                self._slots.release()
+            if stream:
+                async with aclosing(self._streamed(content, reply, turn.deadline)) as events:
+                    async for event in events:
+                        yield event
+            else:
+                # Nothing is handed out while a reply is read whole: one timeout scope covers it all.
+                await within(self._exchange(content, reply, turn.deadline), left(turn.deadline))
         except ReplyTooLarge as e:
             reply.too_large = e
         except (asyncio.TimeoutError, TimeoutError):
@@ -256,8 +234,51 @@ class Engine(Outcomes):
             reply.failure = f"connection failed ({type(e).__name__}: {e})"
         finally:
             reply.assembly.release()
+        if reply.whole and reply.too_large is None and reply.failure is None:
+            if reply.status == 200 and not reply.body.strip():
+                reply.failure = "an empty reply"
+            else:
+                reply.data = json_or_none(reply.body)
+                self._read_whole(reply)
         reply.duration_s = time.monotonic() - t0
         yield reply
+
+    async def _exchange(self, content: bytes, reply: Reply, deadline: float) -> None:
+        """A request whose reply is read whole (a chat's, or a stream's error status)."""
+        async with self._slots:
+            response = await self._http.send(self._request(content, deadline), stream=True)
+            try:
+                reply.status, reply.headers = response.status_code, response.headers
+                reply.body = await read_body(response, self.config.max_response_bytes)
+                reply.whole = True
+            finally:
+                await response.aclose()
+
+    async def _streamed(self, content: bytes, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
+        """A streamed request: its events as they come. Each wait has its own timeout, ending before a yield (a
+        timeout scope open across a yield would fire in the caller's code)."""
+        await within(self._slots.acquire(), left(deadline))
+        try:
+            response = await within(self._http.send(self._request(content, deadline), stream=True), left(deadline))
+            try:
+                reply.status, reply.headers = response.status_code, response.headers
+                if reply.status == 200:
+                    async with aclosing(self._read_stream(response, reply, deadline)) as events:
+                        async for event in events:
+                            yield event
+                else:
+                    reply.body = await within(read_body(response, self.config.max_response_bytes), left(deadline))
+                    reply.whole = True
+            finally:
+                await response.aclose()
+        finally:
+            self._slots.release()
+
+    def _request(self, content: bytes, deadline: float) -> httpx.Request:
+        cfg = self.config
+        remaining = left(deadline)
+        timeout = httpx.Timeout(min(cfg.first_byte_timeout_s, remaining), connect=min(cfg.connect_timeout_s, remaining))
+        return self._http.build_request("POST", self._url, content=content, headers=self._headers, timeout=timeout)
 
     # ---- what a provider supplies ---------------------------------------------------------------------
 

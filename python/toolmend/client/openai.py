@@ -131,7 +131,7 @@ class OpenAICompatibleClient(Engine):
             for i, call in enumerate(message.get("tool_calls") or ()):
                 if isinstance(call, dict) and call.get("id"):
                     reply.assembly.ids[i] = call["id"]
-        reply.assembly.whole(reply.body, reply.finish_reason)
+        reply.assembly.whole(data, reply.finish_reason)
 
     async def _read_stream(self, response: httpx.Response, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
         cfg = self.config

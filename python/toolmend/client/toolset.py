@@ -24,6 +24,8 @@ class Toolset:
         self.limits = limits
         self._relaxed: Any = None
         self._relaxed_size = -1
+        self._all: list[dict[str, Any]] = []
+        self._all_size = -1
 
     def checking(self) -> Any:
         """The registry calls are validated against (see the module's note on strict_validation)."""
@@ -45,10 +47,13 @@ class Toolset:
         if tools is None:
             if self.registry is None:
                 return []
-            names: list[str | Mapping[str, Any]] = [t.name for t in self.registry.tools()]
-        else:
-            names = list(tools)
-        specs = []
+            # Every tool of the registry: built once, again only when tools were added.
+            if self._all_size != len(self.registry):
+                self._all = self.specs([t.name for t in self.registry.tools()])
+                self._all_size = len(self.registry)
+            return self._all
+        names = list(tools)
+        specs: list[dict[str, Any]] = []
         for tool in names:
             if isinstance(tool, Mapping):
                 specs.append(dict(tool))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -22,7 +22,7 @@ class Turn:
     model: str
     deadline: float
     started: float = field(default_factory=time.monotonic)
-    correlation_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    correlation_id: str = field(default_factory=lambda: os.urandom(8).hex())
     attempts: list[Attempt] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     #: Calls that passed in earlier attempts (only the failed ones are asked again).
