@@ -392,3 +392,20 @@ def test_the_breaker_half_opens_and_closes(wire: Wire, registry: ToolRegistry) -
 
     with ScriptedOllama([bad] * 6 + [good, good]) as server:
         asyncio.run(go(server))
+
+
+def test_a_server_refusing_the_raw_arguments_of_a_reflection_gets_them_as_text(wire: Wire, registry: ToolRegistry) -> None:
+    # OpenAI's own API takes any arguments string back; a stricter server (Ollama's /v1) refuses the whole request.
+    broken = {"name": "read_file", "arguments": "{path: x", "id": "call_broken"}
+    script = [wire.calls(broken), wire.error(400, "invalid tool call arguments"), wire.calls(GOOD)]
+    result, server = run(wire, script, registry, enable_auto_repair=False)
+    assert [a.lane for a in result.attempts] == ["model", "model", "ok"]
+    reflected, resent = wire.sent(server, 1), wire.sent(server, 2)
+    if wire.provider == "openai":
+        assert reflected[1]["tool_calls"][0]["function"]["arguments"] == "{path: x"
+    for message in resent:  # every call left is well-formed; the broken one is text, its result a user message
+        for call in message.get("tool_calls") or ():
+            assert isinstance(arguments_of(call), dict)
+    assert any("read_file({path: x)" in str(m["content"]) for m in resent if m["role"] == "assistant")
+    assert resent[-1]["role"] == "user" and "not valid JSON" in resent[-1]["content"]
+    assert not any(m["role"] == "tool" and m.get("tool_call_id") == "call_broken" for m in resent)

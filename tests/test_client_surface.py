@@ -295,3 +295,34 @@ def test_made_up_ids_are_unique_within_a_reflection(registry: ToolRegistry) -> N
     ids = [c["id"] for c in messages[0]["tool_calls"]]
     assert len(set(ids)) == 3 and ids[0] == "same"
     assert [m["tool_call_id"] for m in messages[1:]] == ids
+
+
+# ---- server-sent events, however they are framed and split -------------------------------------------
+
+
+@pytest.mark.parametrize("write_size", [1, 3, 64])
+@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
+def test_server_sent_events_split_anywhere_give_the_same_events(registry: ToolRegistry, write_size: int, crlf: bool) -> None:
+    import openai_server as oa
+
+    wire = Wire("openai", True)
+    lines = oa.sse_lines({"name": "read_file", "arguments": {"path": "é/∂.txt"}, "id": "c1"}, text=["Ünïcode ", "text "])
+    if crlf:
+        lines = [line.replace(b"\n", b"\r\n") for line in lines]
+    lines.insert(1, b"event: message\nid: 7\nretry: 1000\n\n")  # fields a chat server may send, ignored
+    whole = Reply(lines=lines, content_type="text/event-stream")
+    split = Reply(lines=lines, content_type="text/event-stream", write_size=write_size)
+
+    def collect(server: ScriptedOllama) -> list[Any]:
+        events: list[Any] = []
+        session(wire, server, registry, lambda c: wire.turn(c, events))
+        return events
+
+    with ScriptedOllama([whole, split]) as server:
+        first, second = collect(server), collect(server)
+    shape = [(type(e).__name__, getattr(e, "text", None)) for e in first]
+    assert shape == [(type(e).__name__, getattr(e, "text", None)) for e in second]
+    assert shape[:2] == [("TextDelta", "Ünïcode "), ("TextDelta", "text ")]
+    done = second[-1].result
+    assert done.tool_calls[0].arguments == {"path": "é/∂.txt"} and done.usage.total_tokens == 150
+    assert done.finish_reason == "tool_calls"

@@ -41,6 +41,8 @@ class RetryConfig(msgspec.Struct, frozen=True, kw_only=True):
     model_http_retries: int = 2
     enable_auto_repair: bool = True
     repair_timeout_ms: int = 100
+    #: False: the clients validate calls against a non-strict copy of the registry (each schema as written: an object
+    #: listing properties accepts others too); True validates with the registry as it was made.
     strict_validation: bool = True
     max_nesting_depth: int = 64
     max_argument_size: int = 1_048_576

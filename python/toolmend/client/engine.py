@@ -95,6 +95,7 @@ class Engine(Outcomes):
 
     @property
     def registry(self) -> Any:
+        """The registry the client was made with (calls are checked against it, or its non-strict copy)."""
         return self._tools.registry
 
     async def __aenter__(self) -> Any:
