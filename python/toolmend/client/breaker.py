@@ -34,7 +34,10 @@ class CircuitBreaker:
         trial_running = now - self._trial.get(model, -1e18) < self.reset_s
         if now < until or trial_running:
             wait = max(0.0, until - now)
-            logger.warning("circuit open for model %s (correlation: %s): %.1fs left", loggable(model), correlation_id, wait)
+            logger.warning(
+                "circuit open for model %s (correlation: %s): %.1fs left", loggable(model), correlation_id, wait,
+                extra={"correlation_id": correlation_id, "attempt": 0, "lane": None, "code": None, "model": model},
+            )
             raise CircuitOpenError(
                 f"circuit open for model {model!r} after {self.threshold} exhausted chats in a row; "
                 + (f"it lets a trial chat through in {wait:.1f}s" if now < until else "a trial chat is running"),
@@ -50,7 +53,7 @@ class CircuitBreaker:
         self._open_until.pop(model, None)
         self._trial.pop(model, None)
 
-    def exhausted(self, model: str) -> None:
+    def exhausted(self, model: str, correlation_id: str | None = None) -> None:
         """A chat exhausted its retries: the circuit opens after ``threshold`` in a row, or when the trial failed."""
         count = self._exhausted_in_a_row.get(model, 0) + 1
         self._exhausted_in_a_row[model] = count
@@ -58,4 +61,7 @@ class CircuitBreaker:
             self._trial.pop(model, None)
             self._open_until[model] = self._clock() + self.reset_s
             self._exhausted_in_a_row[model] = 0
-            logger.warning("circuit opened for model %s after %d exhausted chats", loggable(model), count)
+            logger.warning(
+                "circuit opened for model %s after %d exhausted chats", loggable(model), count,
+                extra={"correlation_id": correlation_id, "attempt": None, "lane": None, "code": None, "model": model},
+            )

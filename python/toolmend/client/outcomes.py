@@ -150,7 +150,7 @@ class Outcomes:
                 usage=turn.usage,
             )
         self.stats.count("chats_exhausted")
-        self._breaker.exhausted(turn.model)
+        self._breaker.exhausted(turn.model, turn.correlation_id)
         code = getattr(last_error, "code", "TLP-004")
         retries = self.config.max_retries
         self._log(logging.WARNING, turn, "tool calls still failing after %d retries (correlation: %s): %s",
