@@ -12,6 +12,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 
+class LoopbackServer(ThreadingHTTPServer):
+    """socketserver's listen backlog is 5: hundreds of chats connecting at once on a busy machine overflowed it
+    and some connections were reset before they were accepted (a failure of the test server, not the client)."""
+
+    request_queue_size = 1024
+
+
 @dataclass
 class Reply:
     status: int = 200
@@ -23,6 +30,7 @@ class Reply:
     line_delay_s: float = 0.0
     write_size: int | None = None  # send the stream in writes of this many bytes (split anywhere)
     trickle_s: float = 0.0  # a non-streamed body sent one byte at a time, this long apart
+    content_type: str | None = None  # by default application/json, or application/x-ndjson for lines
 
 
 def chat_reply(
@@ -54,8 +62,10 @@ def chat_reply(
 class ScriptedOllama:
     """``with ScriptedOllama([reply, ...]) as server: server.url``; ``server.requests`` holds what came in."""
 
-    def __init__(self, script: list[Reply] | Callable[[Any], Reply]) -> None:
+    def __init__(self, script: list[Reply] | Callable[[Any], Reply], *, keep_alive: bool = False) -> None:
         # A list is replayed in order; a function is asked for each request's reply (fault injection).
+        # keep_alive: HTTP/1.1, connections reused between replies (the benches); by default each reply closes
+        # its connection, so that a test sees every request on a connection of its own.
         self.script = deque(script) if isinstance(script, list) else script
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -75,6 +85,11 @@ class ScriptedOllama:
                 finally:
                     with outer._lock:
                         outer.open_connections -= 1
+
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+            # Headers and body go out in separate writes: with Nagle on, a reused connection waits for the
+            # client's delayed ACK (40 ms a reply).
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
@@ -101,7 +116,7 @@ class ScriptedOllama:
                 data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", reply.content_type or "application/json")
                     self.send_header("content-length", str(len(data)))
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
@@ -120,7 +135,7 @@ class ScriptedOllama:
                 # HTTP/1.0 without a length: the body ends when the connection closes.
                 try:
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/x-ndjson")
+                    self.send_header("content-type", reply.content_type or "application/x-ndjson")
                     self.end_headers()
                     data = b"".join(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in reply.lines or [])
                     if reply.write_size:
@@ -137,7 +152,7 @@ class ScriptedOllama:
                     pass
                 self.close_connection = True
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = LoopbackServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 

@@ -48,7 +48,7 @@ def test_every_code_has_a_python_type_that_reports_it() -> None:
         assert info.reported_as, f"{info.code} has no Python exception or result type"
         for cls in info.reported_as:
             assert getattr(toolmend, cls.__name__) is cls, f"{cls.__name__} is public"
-            assert issubclass(cls, toolmend.ToolmendError) or hasattr(cls, "code")
+            assert issubclass(cls, toolmend.ToolmendError) or hasattr(cls, "code") or "code" in getattr(cls, "__dataclass_fields__", {})
 
 
 def test_every_code_appears_in_the_stub() -> None:
@@ -116,6 +116,7 @@ OBSERVED: dict[str, Callable[[], Any]] = {
     "TLP-007": lambda: _raised(lambda: toolmend.loads("[1, 2, 3]", max_size=4)),
     "TLP-008": lambda: _registry().try_validate("read_file", _deep(70)).errors[0],
     "TLP-009": lambda: _not_a_reply(204),
+    "TLP-010": lambda: _cut_off(),
     "TSR-001": lambda: _raised(lambda: _registry().validate("write_file", {})),
     "TSR-002": lambda: _raised(lambda: _registry().validate("read_file", {"path": {1, 2}})),
     "TSR-003": lambda: _raised(lambda: _registry().validate("read_file", {})),
@@ -128,9 +129,17 @@ OBSERVED: dict[str, Callable[[], Any]] = {
 
 
 def _not_a_reply(status: int) -> Any:
-    from toolmend.ollama import _not_a_reply as refusal
+    from toolmend.client.exchange import Reply, not_a_reply
+    from toolmend.client.assembly import Assembly
 
-    return refusal(status, None, None, b"")
+    return not_a_reply(Reply(Assembly(None, {}, True), status=status, whole=True))
+
+
+def _cut_off() -> Any:
+    from toolmend.client.reflection import cut_off
+
+    call = toolmend.parse_response({"message": {"tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a"}}}]}}).calls[0]
+    return cut_off(call)
 
 
 def _deep(levels: int) -> dict[str, Any]:
@@ -157,7 +166,7 @@ def test_every_code_is_observed_in_a_type_the_catalogue_names() -> None:
 
 
 def test_reflection_prompts_name_every_code_by_its_title() -> None:
-    from toolmend.ollama import _error_type
+    from toolmend.client.reflection import error_type as _error_type
 
     for info in ERROR_CODES.values():
         assert _error_type(info.code) == info.title

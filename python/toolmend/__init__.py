@@ -1,6 +1,7 @@
 """toolmend: turn what a language model says into tool calls an agent can execute safely, fast."""
 
 import logging
+from typing import TYPE_CHECKING
 
 from toolmend._core import LOADS_MAX_DEPTH, __version__
 from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING
@@ -11,6 +12,7 @@ from toolmend.errors import (
     ERROR_CODES,
     CircuitOpenError,
     ErrorInfo,
+    FailedCall,
     MidStreamError,
     ModelHTTPError,
     ParseError,
@@ -33,6 +35,7 @@ __all__ = [
     "Done",
     "ERROR_CODES",
     "ErrorInfo",
+    "FailedCall",
     "Lane",
     "MAX_DEPTH_CEILING",
     "MidStreamError",
@@ -44,6 +47,7 @@ __all__ = [
     "TokenBudgetError",
     "ModelHTTPError",
     "OllamaClient",
+    "OpenAICompatibleClient",
     "RetryConfig",
     "RetryExhaustedError",
     "Usage",
@@ -72,15 +76,34 @@ __all__ = [
     "__version__",
     "loads",
     "parse_response",
+    "reflection_messages",
     "repair",
 ]
+
+if TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors
+    from toolmend.client import (
+        Attempt,
+        ChatResult,
+        Done,
+        OllamaClient,
+        OpenAICompatibleClient,
+        TextDelta,
+        ToolCallArgumentsDelta,
+        ToolCallCompleted,
+        ToolCallFailed,
+        ToolCallStarted,
+        Usage,
+        reflection_messages,
+    )
 
 # A library logs; the application decides where the records go (no output unless configured).
 logging.getLogger("toolmend").addHandler(logging.NullHandler())
 
-# The Ollama client pulls in httpx: imported on first use, so `import toolmend` stays light for repair.
+# The clients pull in httpx: imported on first use, so `import toolmend` stays light for repair.
 _LAZY = {
     "OllamaClient",
+    "OpenAICompatibleClient",
+    "reflection_messages",
     "ChatResult",
     "Attempt",
     "Usage",
@@ -95,7 +118,7 @@ _LAZY = {
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        from toolmend import ollama
+        from toolmend import client
 
-        return getattr(ollama, name)
+        return getattr(client, name)
     raise AttributeError(f"module 'toolmend' has no attribute {name!r}")

@@ -22,6 +22,7 @@ ErrorCodeStr = Literal[
     "TLP-007",
     "TLP-008",
     "TLP-009",
+    "TLP-010",
     "TSR-001",
     "TSR-002",
     "TSR-003",

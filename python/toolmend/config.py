@@ -49,7 +49,7 @@ Do not include any explanation, only the corrected call."""
 class RetryConfig:
     """Retry, repair and timeout settings. Invalid values raise ValueError naming the field."""
 
-    #: Reflection requests after the first one when tool calls keep failing (1..10).
+    #: Reflection requests after the first one when tool calls keep failing (0..10; 0 turns reflection off).
     max_retries: int = 3
     #: Base of the exponential backoff between transport retries, in milliseconds.
     retry_delay_ms: int = 100
@@ -64,6 +64,8 @@ class RetryConfig:
     max_size: int = DEFAULT_LIMITS["max_size"]
     max_depth: int = DEFAULT_LIMITS["max_depth"]
     timeout_ms: int = DEFAULT_LIMITS["timeout_ms"]
+    #: False: the clients validate calls against a non-strict copy of the registry (each schema as written: an object
+    #: listing properties accepts others too); True validates with the registry as it was made.
     strict_validation: bool = True
     retry_prompt_template: str = DEFAULT_RETRY_PROMPT
     #: Seconds: connecting; the first byte of a reply (a model may be loading); the whole chat with retries.
@@ -95,7 +97,7 @@ class RetryConfig:
                 "(toolmend.MAX_DEPTH_CEILING)"
             )
         checks = {
-            "max_retries": 1 <= self.max_retries <= 10,
+            "max_retries": 0 <= self.max_retries <= 10,
             "retry_delay_ms": self.retry_delay_ms >= 0,
             "backoff_cap_ms": self.backoff_cap_ms >= self.retry_delay_ms,
             "model_http_retries": 0 <= self.model_http_retries <= 10,
@@ -144,7 +146,8 @@ class RetryConfig:
             env = os.environ.get(f"TOOLMEND_{name.upper()}")
             if env is not None:
                 environment[name] = env
-        values.update(_new_names(environment, "environment variable", ValueError, prefix="TOOLMEND_"))
+        environment = _new_names(environment, "environment variable", ValueError, prefix="TOOLMEND_")
+        values.update({name: _from_env(cls, name, text) for name, text in environment.items()})
         values.update(_new_names(overrides, "keyword argument", TypeError))
         unknown = set(values) - fields
         if unknown:
@@ -198,6 +201,24 @@ def _accept_former_names(init: Callable[..., None]) -> Callable[..., None]:
 
 # The dataclass's own __init__ stays what type checkers and inspect.signature see.
 RetryConfig.__init__ = _accept_former_names(RetryConfig.__init__)  # type: ignore[method-assign]
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _from_env(cls: Any, field: str, text: str) -> Any:
+    """An environment value for ``field``: booleans as 1/0, true/false, yes/no, on/off (any case); "none" or
+    nothing for a field that may be None; anything else as given (msgspec converts "3" to 3)."""
+    kind = cls.__annotations__.get(field, "")
+    word = text.strip().lower()
+    if kind == "bool":
+        if word in _TRUE:
+            return True
+        if word in _FALSE:
+            return False
+        raise ValueError(f"RetryConfig.{field}: TOOLMEND_{field.upper()}={text!r} is not a boolean (1/0, true/false, yes/no, on/off)")
+    if "None" in kind and word in ("", "none", "null"):
+        return None
+    return text
 
 
 def _from_file(path: str | os.PathLike[str]) -> Mapping[str, Any]:

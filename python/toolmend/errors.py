@@ -6,6 +6,7 @@ Rust core) and to the Python types that report it. docs/errors.md is generated f
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
@@ -76,7 +77,8 @@ class ValidationError(ToolmendError, ValueError):
 class ModelHTTPError(ToolmendError):
     """The model server refused a request for a reason a retry cannot fix (404 model not found, 400 tools
     not supported, auth), or kept failing past the transport budget. ``status`` is None for a connection
-    error or timeout."""
+    error or timeout. Raised inside a chat it carries the chat's ``correlation_id``, the ``attempt`` number it
+    came from and that attempt's ``response`` (the JSON body, or its text)."""
 
     def __init__(
         self,
@@ -86,6 +88,9 @@ class ModelHTTPError(ToolmendError):
         body: str = "",
         retry_after_s: float | None = None,
         code: str | None = None,
+        correlation_id: str | None = None,
+        attempt: int | None = None,
+        response: Any = None,
     ) -> None:
         prefix = f"[{code}] " if code else ""
         super().__init__(prefix + (f"HTTP {status}: {message}" if status is not None else message))
@@ -96,13 +101,17 @@ class ModelHTTPError(ToolmendError):
         self.status = status
         self.body = body
         self.retry_after_s = retry_after_s
+        self.correlation_id = correlation_id
+        self.attempt = attempt
+        self.response = response
 
 
 class RetryExhaustedError(ToolmendError):
     """The model kept producing tool calls that fail, past ``max_retries`` reflections.
 
-    ``attempts`` is the ledger (one entry per request), ``last_error`` the last failure (a ToolCallError or
-    a message), ``response`` the last reply body, ``usage`` the tokens of every attempt summed."""
+    ``attempts`` is the ledger (one entry per request), ``attempt`` the number of the last one, ``last_error``
+    the last failure (a ToolCallError or a message), ``response`` the last reply body, ``usage`` the tokens of
+    every attempt summed."""
 
     def __init__(
         self,
@@ -113,9 +122,11 @@ class RetryExhaustedError(ToolmendError):
         correlation_id: str,
         response: Any = None,
         usage: Any = None,
+        attempt: int | None = None,
     ) -> None:
         super().__init__(message)
         self.attempts = attempts
+        self.attempt = attempt if attempt is not None else (getattr(attempts[-1], "number", None) if attempts else None)
         self.last_error = last_error
         self.correlation_id = correlation_id
         self.response = response
@@ -140,6 +151,35 @@ class TokenBudgetError(RetryExhaustedError):
 
 
 # ---- the catalogue -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FailedCall:
+    """A call to ask again for, found outside the core's checks (cut off by the token limit, refused by the
+    server's own parser, refused with repair turned off); it reads like a ToolCallError, plus the call's ``id``."""
+
+    code: str
+    message: str
+    tool_name: str | None
+    raw_arguments: str | None
+    index: int
+    position: int | None = None
+    validation: tuple[Any, ...] = ()
+    suggestion: str = ""
+    id: str | None = None
+
+    @classmethod
+    def of(cls, error: Any, **changes: Any) -> FailedCall:
+        """A copy of a ToolCallError (or FailedCall) with some fields changed."""
+        fields = {name: getattr(error, name, None) for name in cls.__dataclass_fields__}
+        fields["validation"] = tuple(fields["validation"] or ())
+        fields["suggestion"] = fields["suggestion"] or ""
+        fields.update(changes)
+        return cls(**fields)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
 
 
 class ErrorInfo(NamedTuple):
@@ -169,6 +209,7 @@ _REPORTED_AS: Mapping[str, tuple[type, ...]] = {
     "TLP-007": (*_LIMIT, ModelHTTPError),
     "TLP-008": _LIMIT,
     "TLP-009": (ModelHTTPError,),
+    "TLP-010": (FailedCall,),
     "TSR-001": (UnknownToolError, FieldError, ToolCallError),
     "TSR-002": _VALIDATION,
     "TSR-003": _VALIDATION,

@@ -98,6 +98,9 @@ error_catalogue! {
     ReplyNotUnderstood = "TLP-009", "not a chat reply",
         cause: "The server's response is not a chat reply: a redirect (its JSON belongs to another page), a status other than 200 below 400 (204 No Content, say), or a body that is not a JSON object (an HTML page from a proxy).",
         fix: "Point the client at the server's final address (no redirects) and check that nothing between them rewrites replies; the error's `status` and `body` show what came back.";
+    CutOff = "TLP-010", "arguments cut off",
+        cause: "The reply reached the token limit (finish reason `length`) inside a call's arguments: what was sent is the start of a call, not a whole one.",
+        fix: "Raise the model's output limit (`num_predict` for Ollama, `max_tokens` for OpenAI-compatible servers) or ask for shorter arguments; the client reflects the call with a prompt that says it was cut off.";
     UnknownTool = "TSR-001", "unknown tool",
         cause: "No tool of that name is registered, in any letter case.",
         fix: "Register the tool, or have the model call one of the registered tools (`ToolRegistry.tools()`).";

@@ -1,0 +1,184 @@
+"""One attempt's reply made into checked calls, failures, text and events: the same checks whether the reply
+was streamed or read whole, and whichever provider sent it.
+
+Two rules apply on top of the core's checks. A reply cut off by the token limit (finish reason "length") never
+hands out a cut-off call: a call completed by the end of such a reply whose arguments needed repair, and a call
+whose arguments could not be read at all, becomes a failure with code TLP-010 (reflected with a prompt that says
+it was cut off). And with ``enable_auto_repair=False`` a call whose arguments needed repair is a
+failure, streamed or not, wherever it was written (the accumulator and the text parser always repair, and
+``parse_response(repair=False)`` still mends calls written in text, so every call that carries repairs is checked
+again here).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator
+from toolmend.client.events import TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallFailed, ToolCallStarted
+from toolmend.client.reflection import FailedCall, cut_off
+from toolmend.response import parse_response
+
+#: Repairs that mean the text ended early: a call completed by a cut-off reply with one of these was cut off.
+TRUNCATION = frozenset(
+    {"missing_closing_brace", "missing_closing_bracket", "truncated_string", "truncated_literal", "missing_value"}
+)
+
+
+class Assembly:
+    """Calls, failures and text of one attempt, for a streamed reply (``text``, ``chunk``, ``end``) or a whole one
+    (``whole``)."""
+
+    def __init__(self, registry: Any, limits: Mapping[str, Any], repair: bool) -> None:
+        self.registry = registry
+        self.limits = limits
+        self.repair = repair
+        self.calls: list[ToolCall] = []
+        self.errors: list[Any] = []
+        self.text_parts: list[str] = []
+        self.thinking_parts: list[str] = []
+        #: Call ids by index, as the server sent them (a reflection names the failed calls by them).
+        self.ids: dict[int, str] = {}
+        #: Indexes of wire calls that failed (their Started/ArgumentsDelta events are not replayed).
+        self.failed_wire: set[int] = set()
+        self._acc: ToolCallAccumulator | None = None
+        self._parser: TextCallParser | None = None
+        self._started: set[int] = set()
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    @property
+    def thinking(self) -> str:
+        return "".join(self.thinking_parts)
+
+    # ---- a reply read whole ----------------------------------------------------------------------------
+
+    def whole(self, body: Any, finish_reason: str | None) -> None:
+        result = parse_response(body, self.registry, repair=self.repair, **self.limits)
+        self.errors = list(result.errors)
+        for call in result.calls:
+            self._call(call, wire=call.source == "tool_calls")
+        if result.text:
+            self.text_parts.append(result.text)
+        if finish_reason == "length":
+            self._cut(self.calls, None)
+
+    # ---- a streamed reply ------------------------------------------------------------------------------
+
+    def text_piece(self, piece: str) -> list[Any]:
+        """Content text: plain text comes back at once, calls written in it when their block closes."""
+        if self._parser is None:
+            self._parser = TextCallParser(self.registry, **self.limits)
+        return [self._item(item) for item in self._parser.feed(piece) if item != ""]
+
+    def chunk(self, chunk: Any) -> list[Any]:
+        """A line or chunk with tool-call fragments (or the end of the turn) for the accumulator."""
+        if self._acc is None:
+            self._acc = ToolCallAccumulator(self.registry, **self.limits)
+        acc = self._acc
+        out: list[Any] = []
+        for e in acc.feed(chunk):
+            kind = e.kind
+            if kind == "started" and e.id is not None:
+                self.ids[e.index] = e.id
+            elif kind == "name" and e.index not in self._started:
+                self._started.add(e.index)
+                out.append(ToolCallStarted(e.index, e.id or self.ids.get(e.index), e.text or ""))
+            elif kind == "arguments":
+                out.append(ToolCallArgumentsDelta(e.index, e.path or "", e.text or "", acc.partial(e.index)))
+        return out + self._checked(acc.completed(), wire=True)
+
+    def end(self, finish_reason: str | None) -> list[Any]:
+        """The end of the reply: text held back and calls still open, checked; cut-off calls become failures."""
+        out: list[Any] = []
+        if self._parser is not None:
+            out += [self._item(item) for item in self._parser.flush() if item != ""]
+        if self._acc is not None:
+            out += self._checked(self._acc.finish(), wire=True)
+        if finish_reason == "length":
+            completed = [e.call for e in out if isinstance(e, ToolCallCompleted)]
+            cut = self._cut(completed, out)
+            out = [e for e in out if not (isinstance(e, ToolCallCompleted) and id(e.call) in cut)]
+        return out
+
+    def release(self) -> None:
+        """Lets go of the accumulator and the text parser once the reply is read. They belong to the thread that
+        made them: an error's traceback keeps this object alive, and the garbage collector may free it on any
+        thread, where dropping them fails."""
+        self._acc = None
+        self._parser = None
+
+    def thinking_piece(self, piece: str) -> None:
+        """Reasoning text (Ollama's ``thinking``, ``reasoning_content`` elsewhere): kept, never searched for calls."""
+        self.thinking_parts.append(piece)
+
+    # ---- the checks ------------------------------------------------------------------------------------
+
+    def _item(self, item: Any) -> Any:
+        if isinstance(item, str):
+            self.text_parts.append(item)
+            return TextDelta(item)
+        if isinstance(item, ToolCall):
+            return self._call(item, wire=False)
+        self.errors.append(item)
+        return ToolCallFailed(item.index, item)
+
+    def _checked(self, result: Any, wire: bool) -> list[Any]:
+        out = [self._call(call, wire) for call in result.calls]
+        for error in result.errors:
+            self.errors.append(error)
+            if wire:
+                self.failed_wire.add(error.index)
+            out.append(ToolCallFailed(error.index, error))
+        return out
+
+    def _call(self, call: ToolCall, wire: bool) -> Any:
+        if call.repairs and not self.repair:
+            failure = self._strictly(call)
+            if failure is not None:
+                self.errors.append(failure)
+                if wire:
+                    self.failed_wire.add(call.index)
+                return ToolCallFailed(call.index, failure)
+        self.calls.append(call)
+        return ToolCallCompleted(call)
+
+    def _strictly(self, call: ToolCall) -> FailedCall | None:
+        """With repair off: why a call that needed repair fails (None if its arguments pass as written). The
+        arguments checked strictly give the parse error's own message and position; calls written in text carry
+        their arguments already re-serialised, so for them the repairs themselves are the reason."""
+        reply = {"message": {"tool_calls": [{"function": {"name": call.name, "arguments": call.raw_arguments}}]}}
+        result = parse_response(reply, self.registry, repair=False, text_calls=False, **self.limits)
+        if not result.ok:
+            return FailedCall.of(result.errors[0], index=call.index, id=call.id)
+        if call.source in ("tool_calls", "stream"):
+            return None
+        kinds = ", ".join(f"{r.kind} at {r.position}" for r in call.repairs)
+        return FailedCall(
+            code="TLP-004",
+            message=f"the call's JSON needed repair ({kinds}) and repair is off",
+            tool_name=call.name,
+            raw_arguments=call.raw_arguments,
+            index=call.index,
+            position=call.repairs[0].position,
+            suggestion="write the call as strict JSON",
+            id=call.id,
+        )
+
+    def _cut(self, completed: list[ToolCall], events: list[Any] | None) -> set[int]:
+        """Moves the cut-off calls among ``completed`` to the failures (adding their events, when streaming),
+        and marks failures whose arguments could not be read as cut off. Returns the ids of the calls moved."""
+        last = max([c.index for c in completed] + [e.index for e in self.errors], default=None)
+        cut = {id(c) for c in completed if any(r.kind in TRUNCATION for r in c.repairs) or (c.index == last and c.repairs)}
+        for call in [c for c in completed if id(c) in cut]:
+            self.calls.remove(call)
+            failure = cut_off(call)
+            self.errors.append(failure)
+            if call.source in ("tool_calls", "stream"):
+                self.failed_wire.add(call.index)
+            if events is not None:
+                events.append(ToolCallFailed(call.index, failure))
+        self.errors = [cut_off(e) if e.code == "TLP-004" else e for e in self.errors]
+        return cut

@@ -1,0 +1,318 @@
+"""The turn engine: one attempt loop under ``chat`` and ``chat_stream`` alike, over a provider's wire format.
+
+As httpx builds ``request()`` and ``stream()`` on one ``send()``, both entry points drive ``_turn``: it sends
+attempts until one gives calls that pass, and decides each outcome's lane (see toolmend.client.lanes). The two
+differ only in how a reply is read (whole, or line by line with events), which the provider does
+(``_read_whole``, ``_read_stream``); reflection, budgets, the breaker, the ledger and the events are the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from contextlib import aclosing
+from typing import Any, AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+
+import httpx
+import orjson
+
+from toolmend._core import ToolCall
+from toolmend._log import loggable
+from toolmend.client import lanes
+from toolmend.client.assembly import Assembly
+from toolmend.client.breaker import CircuitBreaker
+from toolmend.client.events import (
+    ChatEvent,
+    ChatResult,
+    Done,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallFailed,
+    ToolCallStarted,
+)
+from toolmend.client.exchange import Reply, ReplyTooLarge, json_or_none, left, read_body, within
+from toolmend.client.history import Form, well_formed
+from toolmend.client.ledger import AuditLog, Stats
+from toolmend.client.limits import repair_limits
+from toolmend.client.outcomes import Outcomes
+from toolmend.client.reflection import FailedCall, raw_reflection, reflection_messages
+from toolmend.client.toolset import Toolset
+from toolmend.client.turn import Turn, merge
+from toolmend.config import RetryConfig
+from toolmend.errors import ToolmendError
+
+logger = logging.getLogger("toolmend")
+
+Tools = Iterable[str | Mapping[str, Any]] | None
+# Events of a call under way: not handed out for a call that failed and is asked again.
+_CALL_PROGRESS = (ToolCallStarted, ToolCallArgumentsDelta)
+
+
+class Engine(Outcomes):
+    """What every provider's client shares. A provider sets ``provider`` and ``_path`` and reads its wire
+    format: ``_payload``, ``_read_whole``, ``_read_stream``, ``_wire_call``, ``_result_message``."""
+
+    provider: Form = "ollama"
+    _path = ""
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        registry: Any,
+        config: RetryConfig | None,
+        *,
+        http_client: httpx.AsyncClient | None,
+        transport: httpx.AsyncBaseTransport | None,
+        sleep: Callable[[float], Awaitable[Any]],
+        rand: Callable[[], float],
+        clock: Callable[[], float],
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.model = model
+        # A client made without a config reads the environment (TOOLMEND_*), as RetryConfig.load does.
+        self.config = cfg = config if config is not None else RetryConfig.load()
+        self._limits = repair_limits(cfg)
+        self._tools = Toolset(registry, cfg, self._limits)
+        self._own_client = http_client is None
+        timeout = httpx.Timeout(cfg.first_byte_timeout_s, connect=cfg.connect_timeout_s)
+        pool = httpx.Limits(max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_connections)
+        self._http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport, limits=pool)
+        # Relative to our own client's base URL; absolute for a client the caller brought.
+        self._url = self._path if self._own_client else f"{base_url}{self._path}"
+        self._headers = {"content-type": "application/json", **(headers or {})}
+        self._sleep = sleep
+        self._backoff = lanes.Backoff(cfg.retry_delay_ms, cfg.backoff_cap_ms, cfg.model_http_retries, rand)
+        self._breaker = CircuitBreaker(cfg.breaker_threshold, cfg.breaker_reset_s, clock)
+        #: ``client.stats()``: counters (every key present from the start), per-model counts and latency
+        #: histograms since the client was made or ``client.stats.reset()``.
+        self.stats = Stats()
+        self._audit = AuditLog(cfg.audit_path) if cfg.audit_path else None
+        # Requests wait here, not in the connection pool: httpcore's pool does work per queued request when
+        # one is cancelled, so a long queue made cancelling cost seconds. A semaphore's queue costs nothing.
+        self._slots = asyncio.Semaphore(cfg.max_connections)
+
+    @property
+    def registry(self) -> Any:
+        """The registry the client was made with (calls are checked against it, or its non-strict copy)."""
+        return self._tools.registry
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Closes the connections (of a client the engine made itself) and writes out the audit file."""
+        if self._own_client:
+            await self._http.aclose()
+        if self._audit is not None:
+            await asyncio.to_thread(self._audit.close)
+
+    # ---- the two entry points ----------------------------------------------------------------------------
+
+    async def _chat(self, messages: Sequence[Mapping[str, Any]], tools: Tools, fields: Mapping[str, Any]) -> ChatResult:
+        async with aclosing(self._turn(messages, tools, fields, stream=False)) as events:
+            async for event in events:
+                if type(event) is Done:
+                    return event.result
+        raise RuntimeError("a turn ends with Done or an error")  # pragma: no cover
+
+    def _stream(self, messages: Sequence[Mapping[str, Any]], tools: Tools, fields: Mapping[str, Any]) -> AsyncGenerator[ChatEvent, None]:
+        return self._turn(messages, tools, fields, stream=True)
+
+    # ---- the attempt loop ----------------------------------------------------------------------------------
+
+    async def _turn(
+        self, messages: Sequence[Mapping[str, Any]], tools: Tools, fields: Mapping[str, Any], *, stream: bool
+    ) -> AsyncGenerator[ChatEvent, None]:
+        cfg = self.config
+        turn = Turn(well_formed(messages, self.provider, repair=cfg.enable_auto_repair, limits=self._limits), self.model, 0.0)
+        turn.deadline = turn.started + cfg.deadline_s
+        try:
+            if self._audit is not None:
+                self._audit.open()
+            self._breaker.admit(turn.model, turn.correlation_id)
+            specs = self._tools.specs(tools)
+            while True:
+                turn.shown = False
+                reply: Reply | None = None
+                held: list[Any] = []  # events from the first failed call on: that call may still be reflected
+                async with aclosing(self._attempt(turn, specs, fields, stream)) as items:
+                    async for item in items:
+                        if type(item) is Reply:
+                            reply = item
+                        elif held or type(item) is ToolCallFailed:
+                            held.append(item)
+                        else:
+                            turn.shown = True
+                            yield item
+                assert reply is not None
+                turn.usage = turn.usage + reply.usage
+                turn.last_response = reply.response()
+                lane = self._lane(turn, reply)
+                if lane in (lanes.TRANSPORT, lanes.REJECTED):
+                    await self._sleep(self._retry(turn, reply, lane))
+                    self._check_deadline(turn)
+                    continue
+                turn.transport_failures = 0
+                asm = reply.assembly
+                calls, failures = list(asm.calls), list(asm.errors)
+                refused: FailedCall | None = None
+                if lane == lanes.MODEL:  # the server's own parser refused the call
+                    raw = lanes.raw_call_text(reply.error_text or "")
+                    salvaged = self._tools.salvage(raw) if raw is not None and not failures else None
+                    if salvaged is not None:
+                        for call in salvaged.calls:
+                            yield ToolCallCompleted(call)
+                        self._note(turn, lanes.SALVAGED, reply)
+                        yield Done(self._succeed(turn, reply, calls + list(salvaged.calls)))
+                        return
+                    error_text = reply.error_text or ""
+                    refused = FailedCall("TLP-004", error_text, None, raw if raw is not None else error_text, -1)
+                    failures.append(refused)
+                if not failures:
+                    for event in held:
+                        yield event
+                    self._note(turn, lanes.OK, reply)
+                    yield Done(self._succeed(turn, reply, calls))
+                    return
+                # The failed calls are reflected; what passed is handed out now, and kept.
+                for event in held:
+                    kind = type(event)
+                    if kind is ToolCallFailed or (kind in _CALL_PROGRESS and event.index in asm.failed_wire):
+                        continue
+                    yield event
+                turn.kept = merge(turn.kept, calls)
+                turn.texts.append(asm.text)
+                self.stats.failed(failures)
+                self._note(turn, lanes.MODEL, reply, failures[0].code)
+                if turn.reflections >= cfg.max_retries or self._over_budget(turn):
+                    for failure in failures:
+                        yield ToolCallFailed(failure.index, failure)
+                    self._exhausted(turn, failures[0])
+                turn.reflections += 1
+                turn.messages += self._reflection(failures, asm, refused)
+                for failure in failures:
+                    self._log(
+                        logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): model, %s",
+                        turn.reflections, cfg.max_retries, loggable(failure.tool_name or "?"), turn.correlation_id,
+                        failure.code, lane=lanes.MODEL, code=failure.code,
+                    )
+                self._check_deadline(turn)
+        except ToolmendError as error:
+            self._failed(turn, error)
+            raise
+        except asyncio.CancelledError:
+            self.stats.count("chats_cancelled")
+            raise
+
+    async def _attempt(
+        self, turn: Turn, specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
+    ) -> AsyncGenerator[Any, None]:
+        """One request: its events while it streams, then its Reply (last, always). The deadline bounds the
+        whole exchange (waiting for a connection, the headers, a body sent a byte at a time), not each read."""
+        reply = Reply(Assembly(self._tools.checking(), self._limits, self.config.enable_auto_repair))
+        content = orjson.dumps(self._payload(turn.messages, specs, fields, stream))
+        t0 = time.monotonic()
+        try:
+            if stream:
+                async with aclosing(self._streamed(content, reply, turn.deadline)) as events:
+                    async for event in events:
+                        yield event
+            else:
+                # Nothing is handed out while a reply is read whole: one timeout scope covers it all.
+                await within(self._exchange(content, reply, turn.deadline), left(turn.deadline))
+        except ReplyTooLarge as e:
+            reply.too_large = e
+        except (asyncio.TimeoutError, TimeoutError):
+            reply.failure = "timeout (the chat deadline or the wait for the next piece of the reply passed)"
+        except httpx.TimeoutException as e:
+            reply.failure = f"timeout ({type(e).__name__})"
+        except httpx.TransportError as e:
+            reply.failure = f"connection failed ({type(e).__name__}: {e})"
+        finally:
+            reply.assembly.release()
+        if reply.whole and reply.too_large is None and reply.failure is None:
+            if reply.status == 200 and not reply.body.strip():
+                reply.failure = "an empty reply"
+            else:
+                reply.data = json_or_none(reply.body)
+                self._read_whole(reply)
+        reply.duration_s = time.monotonic() - t0
+        yield reply
+
+    async def _exchange(self, content: bytes, reply: Reply, deadline: float) -> None:
+        """A request whose reply is read whole (a chat's, or a stream's error status)."""
+        async with self._slots:
+            response = await self._http.send(self._request(content, deadline), stream=True)
+            try:
+                reply.status, reply.headers = response.status_code, response.headers
+                reply.body = await read_body(response, self.config.max_response_bytes)
+                reply.whole = True
+            finally:
+                await response.aclose()
+
+    async def _streamed(self, content: bytes, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
+        """A streamed request: its events as they come. Each wait has its own timeout, ending before a yield (a
+        timeout scope open across a yield would fire in the caller's code)."""
+        await within(self._slots.acquire(), left(deadline))
+        try:
+            response = await within(self._http.send(self._request(content, deadline), stream=True), left(deadline))
+            try:
+                reply.status, reply.headers = response.status_code, response.headers
+                if reply.status == 200:
+                    async with aclosing(self._read_stream(response, reply, deadline)) as events:
+                        async for event in events:
+                            yield event
+                else:
+                    reply.body = await within(read_body(response, self.config.max_response_bytes), left(deadline))
+                    reply.whole = True
+            finally:
+                await response.aclose()
+        finally:
+            self._slots.release()
+
+    def _request(self, content: bytes, deadline: float) -> httpx.Request:
+        cfg = self.config
+        remaining = left(deadline)
+        timeout = httpx.Timeout(min(cfg.first_byte_timeout_s, remaining), connect=min(cfg.connect_timeout_s, remaining))
+        return self._http.build_request("POST", self._url, content=content, headers=self._headers, timeout=timeout)
+
+    # ---- what a provider supplies ---------------------------------------------------------------------
+
+    def _payload(
+        self, messages: list[dict[str, Any]], specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _read_whole(self, reply: Reply) -> None:
+        """Fills ``reply`` (error_text, usage, finish_reason, its assembly) from ``reply.data``/``reply.body``."""
+        raise NotImplementedError
+
+    def _read_stream(self, response: httpx.Response, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
+        """Reads a streamed reply into ``reply`` and its assembly, yielding the assembly's events as they come."""
+        raise NotImplementedError
+
+    def _wire_call(self, call: ToolCall) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # ---- the pieces of a turn ------------------------------------------------------------------------------
+
+    def _reflection(self, failures: list[Any], asm: Assembly, refused: FailedCall | None) -> list[dict[str, Any]]:
+        """The messages that ask again for the failed calls, in the provider's form; a call the server's own
+        parser refused is replayed as its raw text."""
+        cfg = self.config
+        checked = [f for f in failures if f is not refused]
+        history: list[dict[str, Any]] = []
+        if checked:
+            ids = [getattr(f, "id", None) or asm.ids.get(f.index) for f in checked]
+            registry = self._tools.checking()
+            history += reflection_messages(
+                checked, self.provider, text=asm.text, registry=registry, template=cfg.retry_prompt_template, ids=ids
+            )
+        if refused is not None:
+            history += raw_reflection(refused.raw_arguments or "", refused.message, cfg.retry_prompt_template)
+        return history

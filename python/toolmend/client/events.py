@@ -1,0 +1,80 @@
+"""What a turn hands out: the finished ChatResult, and the typed events of a streamed turn."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from toolmend._core import ToolCall, ToolCallError
+from toolmend.client.ledger import Attempt, Usage
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """A finished turn: the assistant message (in the provider's form, ready to append to the history), its
+    checked tool calls, the text without the calls, and the ledger of attempts."""
+
+    message: dict[str, Any]
+    tool_calls: tuple[ToolCall, ...]
+    text: str
+    usage: Usage
+    attempts: tuple[Attempt, ...]
+    correlation_id: str
+    duration_s: float
+    repairs: tuple[Any, ...] = field(default=())
+    #: Why the last reply ended, as the server said it ("stop", "length", "tool_calls", ...; None if it did not).
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """Text of the reply, as it arrives (calls written in the text are taken out)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallStarted:
+    """A call's name has arrived."""
+
+    index: int
+    id: str | None
+    name: str
+
+
+@dataclass(frozen=True)
+class ToolCallArgumentsDelta:
+    """Arguments text appended to a call, ``path`` the JSON Pointer of the value it ended in ("" for the
+    arguments object: Ollama sends each call whole), with the live ``partial`` view of the arguments so far."""
+
+    index: int
+    path: str
+    text: str
+    partial: Any
+
+
+@dataclass(frozen=True)
+class ToolCallCompleted:
+    """A call passed every check: ready to run."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolCallFailed:
+    """A call failed and will not be asked again (the last reflection was spent): only ever just before the
+    RetryExhaustedError that ends the stream. ``error`` is a ToolCallError or a FailedCall."""
+
+    index: int
+    error: ToolCallError | Any
+
+
+@dataclass(frozen=True)
+class Done:
+    """The turn is over: the same ChatResult ``chat`` returns."""
+
+    result: ChatResult
+
+
+#: What chat_stream yields (not toolmend.StreamEvent, which is the accumulator's).
+ChatEvent = Union[TextDelta, ToolCallStarted, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallFailed, Done]

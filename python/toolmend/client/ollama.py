@@ -1,0 +1,197 @@
+"""OllamaClient: Ollama's native /api/chat (a JSON reply, or NDJSON lines when streamed) on the turn engine.
+
+Ollama sends each call whole, its arguments a JSON object, with ``function.index`` and an id of its own; the
+last streamed line has ``done: true``, ``done_reason`` and the token counts. When its own parser refuses the
+model's call it answers HTTP 500 (or, mid-stream, a line) ``{"error": "error parsing tool call: raw='...',
+err=..."}``; older servers used the message itself as the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from contextlib import aclosing
+from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+
+import httpx
+
+from toolmend._core import ToolCall
+from toolmend.client.engine import Engine, Tools
+from toolmend.client.events import ChatEvent, ChatResult
+from toolmend.client.exchange import Reply, json_or_none, lines
+from toolmend.client.ledger import Usage
+from toolmend.config import RetryConfig
+from toolmend.registry import ToolRegistry
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+class OllamaClient(Engine):
+    """``async with OllamaClient(model="qwen3", registry=reg) as client: result = await client.chat(msgs)``.
+
+    ``host`` defaults to ``$OLLAMA_HOST`` or 127.0.0.1:11434; ``config`` to ``RetryConfig.load()`` (the
+    environment's TOOLMEND_* settings). One httpx.AsyncClient is reused for every chat (pass ``http_client``
+    or ``transport`` to bring your own); many chats may run on one client at once. ``sleep``, ``rand`` and
+    ``clock`` (the circuit breaker's) are injectable for tests.
+    """
+
+    provider = "ollama"
+    _path = "/api/chat"
+
+    def __init__(
+        self,
+        host: str | None = None,
+        model: str = "",
+        registry: ToolRegistry | None = None,
+        config: RetryConfig | None = None,
+        *,
+        http_client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        rand: Callable[[], float] = random.random,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
+        self.host = host if "://" in host else "http://" + host
+        super().__init__(
+            self.host, model, registry, config, http_client=http_client, transport=transport, sleep=sleep, rand=rand, clock=clock
+        )
+
+    async def chat(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Tools = None,
+        options: Mapping[str, Any] | None = None,
+        think: bool | str | None = None,
+        keep_alive: str | float | None = None,
+        format: str | Mapping[str, Any] | None = None,
+    ) -> ChatResult:
+        """Sends the conversation and returns the assistant's checked tool calls, reflecting failed calls back
+        to the model and backing off on transport errors. ``messages`` is never modified. ``tools``: names of
+        registry tools or definitions (default: every tool of the registry); ``options``, ``think``,
+        ``keep_alive`` and ``format`` go into the request as Ollama reads them."""
+        return await self._chat(messages, tools, _fields(options, think, keep_alive, format))
+
+    def chat_stream(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Tools = None,
+        options: Mapping[str, Any] | None = None,
+        think: bool | str | None = None,
+        keep_alive: str | float | None = None,
+        format: str | Mapping[str, Any] | None = None,
+    ) -> AsyncGenerator[ChatEvent, None]:
+        """A streamed turn as typed events, ending with Done(result): the same turn as ``chat``.
+
+        Transport failures are retried as in ``chat`` while nothing of the attempt has reached the caller; after
+        its first event such a failure raises MidStreamError with what was received. Events are never replayed,
+        and a call whose arguments were cut off is never handed out. A call that fails our checks is held back
+        and reflected to the model, as ``chat`` does, even when text was already shown: the caller sees the text
+        and the calls that passed, then the next attempt's events. Tool calls the model writes in its text are
+        found while streaming and not shown as text. Calls still failing after the last reflection raise
+        RetryExhaustedError, after their ToolCallFailed events.
+        """
+        return self._stream(messages, tools, _fields(options, think, keep_alive, format))
+
+    # ---- Ollama's wire format --------------------------------------------------------------------------
+
+    def _payload(
+        self, messages: list[dict[str, Any]], specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
+    ) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.model, "messages": messages, "stream": stream}
+        if specs:
+            payload["tools"] = specs
+        payload.update(fields)
+        return payload
+
+    def _read_whole(self, reply: Reply) -> None:
+        data = reply.data
+        if not isinstance(data, dict):
+            return
+        reply.error_text = error_text(data)
+        if reply.error_text is not None or reply.status != 200:
+            return
+        reply.usage = usage(data)
+        reply.finish_reason = data.get("done_reason")
+        message = data.get("message")
+        if isinstance(message, dict):
+            if message.get("thinking"):
+                reply.assembly.thinking_piece(message["thinking"])
+            for i, call in enumerate(message.get("tool_calls") or ()):
+                if isinstance(call, dict) and call.get("id"):
+                    reply.assembly.ids[i] = call["id"]
+        reply.assembly.whole(data, reply.finish_reason)
+
+    async def _read_stream(self, response: httpx.Response, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
+        cfg = self.config
+        asm = reply.assembly
+        source = lines(response, cfg.max_response_bytes, cfg.first_byte_timeout_s, cfg.idle_timeout_s, deadline)
+        async with aclosing(source):
+            async for line in source:
+                chunk = json_or_none(line) if line.strip() else None
+                if not isinstance(chunk, dict):
+                    continue
+                failed = error_text(chunk)
+                if failed is not None:
+                    reply.error_text = failed
+                    return
+                message = chunk.get("message")
+                events: list[Any] = []
+                if isinstance(message, dict):
+                    if message.get("thinking"):
+                        asm.thinking_piece(message["thinking"])
+                    if message.get("content"):
+                        events += asm.text_piece(message["content"])
+                    if message.get("tool_calls"):
+                        events += asm.chunk(chunk)
+                done = bool(chunk.get("done"))
+                if done:
+                    reply.usage = usage(chunk)
+                    reply.finish_reason = chunk.get("done_reason")
+                    events += asm.end(reply.finish_reason)
+                    reply.complete = True
+                for event in events:
+                    yield event
+                if done:
+                    return
+        reply.failure = "the stream ended before its last line (done)"
+
+    def _wire_call(self, call: ToolCall) -> dict[str, Any]:
+        return {"id": call.id, "function": {"index": call.index, "name": call.name, "arguments": call.arguments}}
+
+    def _result_message(self, text: str, calls: list[ToolCall], thinking: str) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": text, "tool_calls": [self._wire_call(c) for c in calls]}
+        if thinking:
+            message["thinking"] = thinking
+        return message
+
+
+def _fields(options: Any, think: Any, keep_alive: Any, format: Any) -> dict[str, Any]:
+    fields = {"options": dict(options) if options else None, "think": think, "keep_alive": keep_alive, "format": format}
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def error_text(reply: Mapping[str, Any]) -> str | None:
+    """Ollama's error message: {"error": "..."}, or older servers' {"error parsing tool call": "..."}."""
+    if "message" in reply or "choices" in reply:
+        return None
+    error = reply.get("error")
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict) and isinstance(error.get("message"), str):  # its OpenAI-style error object
+        return error["message"]
+    for key, value in reply.items():
+        if key.startswith("error"):
+            return f"{key}: {value}"
+    return None
+
+
+def usage(reply: Mapping[str, Any]) -> Usage:
+    """Tokens and time of one reply (absent on a prompt-cache hit: zero)."""
+    return Usage(
+        int(reply.get("prompt_eval_count") or 0), int(reply.get("eval_count") or 0), int(reply.get("total_duration") or 0)
+    )

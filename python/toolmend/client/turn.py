@@ -1,0 +1,62 @@
+"""The state of one chat, from its first request to its result or its error."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import orjson
+
+from toolmend._core import ToolCall
+from toolmend.client.ledger import Attempt, Usage
+
+
+@dataclass
+class Turn:
+    """What a chat sends, what it has spent, and what it has handed out so far."""
+
+    #: The history sent: the caller's messages (copied, tool calls made well-formed) and the reflections.
+    messages: list[dict[str, Any]]
+    model: str
+    deadline: float
+    started: float = field(default_factory=time.monotonic)
+    correlation_id: str = field(default_factory=lambda: os.urandom(8).hex())
+    attempts: list[Attempt] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    #: Calls that passed in earlier attempts (only the failed ones are asked again).
+    kept: list[ToolCall] = field(default_factory=list)
+    #: Text of earlier attempts (shown already, when streaming).
+    texts: list[str] = field(default_factory=list)
+    reflections: int = 0
+    #: Transport failures in a row, and 400s refusing a malformed tool call: each has its own budget.
+    transport_failures: int = 0
+    rejections: int = 0
+    #: Events of the current attempt have reached the caller (a transport failure now cannot be retried).
+    shown: bool = False
+    #: What the last attempt brought back (an error's ``response``).
+    last_response: Any = None
+
+    @property
+    def number(self) -> int:
+        """The number of the attempt under way (or the last one)."""
+        return len(self.attempts) or 1
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def text(self, last: str = "") -> str:
+        return "".join(self.texts) + last
+
+
+def merge(kept: Iterable[ToolCall], new: Iterable[ToolCall]) -> list[ToolCall]:
+    """Calls kept from earlier attempts, then new ones that are not repeats of them."""
+    out = list(kept)
+    seen = {(c.name, orjson.dumps(c.arguments, option=orjson.OPT_SORT_KEYS)) for c in out}
+    for call in new:
+        key = (call.name, orjson.dumps(call.arguments, option=orjson.OPT_SORT_KEYS))
+        if key not in seen:
+            seen.add(key)
+            out.append(call)
+    return out
