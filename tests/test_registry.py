@@ -330,3 +330,53 @@ def test_validation_failures_log_without_values(caplog: pytest.LogCaptureFixture
 def test_public_names() -> None:
     for name in ("ToolRegistry", "ValidationError", "SchemaError", "UnknownToolError", "FieldError", "ValidationResult"):
         assert name in toolmend.__all__
+
+
+_BASE = {"base": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        pytest.param({"$defs": _BASE, "$ref": "#/$defs/base", "properties": {"mode": {"enum": ["r", "w"]}}}, id="ref-and-properties"),
+        pytest.param({"$defs": _BASE, "allOf": [{"$ref": "#/$defs/base"}, {"properties": {"mode": {"enum": ["r", "w"]}}}]}, id="allOf"),
+        pytest.param(
+            {"type": "object", "properties": {"path": {"type": "string"}}, "dependentSchemas": {"path": {"properties": {"mode": {"enum": ["r", "w"]}}}}},
+            id="dependentSchemas",
+        ),
+    ],
+)
+def test_strict_mode_keeps_properties_declared_in_every_part_open(schema: dict[str, Any]) -> None:
+    r = ToolRegistry()
+    r.register("t", schema)
+    args = {"path": "/tmp/a", "mode": "w"}
+    assert r.validate("t", args) is args
+    assert r.validate("t", json.dumps(args)) == args
+    (error,) = r.try_validate("t", {"path": "/tmp/a", "mode": "w", "force": True}).errors
+    assert (error.path, error.code) == ("/force", "TSR-005")
+    assert "path" in error.suggestion and "mode" in error.suggestion
+    # A bad value of a declared property is reported once, not also as an unknown property.
+    (error,) = r.try_validate("t", {"path": 1, "mode": "w"}).errors
+    assert (error.path, error.code) == ("/path", "TSR-004")
+
+
+def test_idn_formats_are_accepted_and_checked() -> None:
+    r = ToolRegistry()
+    r.register(
+        "t",
+        {"type": "object", "properties": {"mail": {"type": "string", "format": "idn-email"}, "host": {"type": "string", "format": "idn-hostname"}}},
+    )
+    assert r.try_validate("t", {"mail": "用户@例子.广告", "host": "bücher.example"}).ok
+    errors = r.try_validate("t", {"mail": "no-at-sign", "host": "bad host"}).errors
+    assert [(e.path, e.code) for e in errors] == [("/mail", "TSR-005"), ("/host", "TSR-005")]
+
+
+@pytest.mark.parametrize("keyword", ["const", "enum"])
+def test_integers_beyond_64_bits_in_json_text_are_compared_exactly(keyword: str) -> None:
+    value = 2**64
+    r = ToolRegistry()
+    r.register("t", f'{{"type": "object", "properties": {{"n": {{"{keyword}": {json.dumps(value if keyword == "const" else [value, "x"])}}}}}}}')
+    assert r.try_validate("t", f'{{"n": {value}}}').ok
+    for near in (value + 1, value - 1, value + 2048):
+        (error,) = r.try_validate("t", f'{{"n": {near}}}').errors
+        assert (error.path, error.code, error.actual) == ("/n", "TSR-005", str(near))

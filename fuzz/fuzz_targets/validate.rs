@@ -1,5 +1,7 @@
 //! Validation: arguments of any bytes against a fixed tool, and schemas of any bytes
-//! registered, give a value that passes or coded violations; never a panic.
+//! registered, give a value that passes or coded violations; never a panic. Strict mode only
+//! adds restrictions: what a strict registry accepts, the schema as written (a lax registry)
+//! accepts too.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -80,19 +82,38 @@ fuzz_target!(|data: &[u8]| {
         check(fixed_tool(), rest);
         return;
     }
-    // A schema from the input: refused with a code, or compiled and usable.
-    let Ok(schema) = serde_json::from_slice::<serde_json::Value>(rest) else {
+    // A schema from the input (then, after a NUL byte, arguments of its own): refused with a
+    // code, or compiled and usable.
+    let (schema, own_args) = match rest.iter().position(|&b| b == 0) {
+        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+        None => (rest, None),
+    };
+    let Ok(schema) = serde_json::from_slice::<serde_json::Value>(schema) else {
         return;
     };
     let registry = Registry::new(mode & 2 != 0, limits());
-    if let Ok(tool) = registry.register(definition(schema)) {
-        for args in [
-            &b"{}"[..],
-            br#"{"path": "a", "content": "b"}"#,
-            b"[1, {\"a\": null}]",
-            b"\"x\"",
-        ] {
-            check(&tool, args);
+    let Ok(tool) = registry.register(definition(schema.clone())) else {
+        return;
+    };
+    let fixed: [&[u8]; 4] = [
+        b"{}",
+        br#"{"path": "a", "content": "b"}"#,
+        b"[1, {\"a\": null}]",
+        b"\"x\"",
+    ];
+    let all = fixed.into_iter().chain(own_args);
+    let as_written = Registry::new(false, limits())
+        .register(definition(schema))
+        .ok();
+    for args in all {
+        check(&tool, args);
+        if let Some(lax) = &as_written {
+            if registry.strict() && tool.validate_json(args, &limits()).is_ok() {
+                assert!(
+                    lax.validate_json(args, &limits()).is_ok(),
+                    "strict accepted what the schema as written refuses"
+                );
+            }
         }
     }
 });

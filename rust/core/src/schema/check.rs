@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{Definition, RegistryError};
 use crate::error::ErrorCode;
@@ -290,11 +290,22 @@ pub fn escape_pointer(key: &str) -> String {
 }
 
 /// Compiles for draft 2020-12 with formats asserted and the linear-time regex engine, after
-/// refusing `$ref` cycles that never reach into the instance (they would recurse forever).
+/// refusing reference cycles that never reach into the instance (they would recurse forever).
 pub fn compile<F: jsonschema::json::Json>(
     schema: &Value,
 ) -> Result<jsonschema::Validator<F>, RegistryError> {
-    if let Some(at) = ref_cycle(schema) {
+    // Cycles through anchors or dependentSchemas are found on the graph of the schema.
+    let through_anchors = || {
+        let graph = super::graph::Graph::new(schema);
+        let node = graph.in_place_order().err()?;
+        let at = &graph.nodes[node].pointer;
+        Some(if at.is_empty() {
+            "#".to_string()
+        } else {
+            at.clone()
+        })
+    };
+    if let Some(at) = ref_cycle(schema).or_else(through_anchors) {
         return Err(RegistryError {
             code: ErrorCode::CompilationFailed,
             message: format!("Schema compilation failed: circular reference detected at '{at}'"),
@@ -305,6 +316,8 @@ pub fn compile<F: jsonschema::json::Json>(
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
+        .with_format("idn-hostname", is_idn_hostname)
+        .with_format("idn-email", is_idn_email)
         .with_pattern_options(jsonschema::PatternOptions::regex())
         .build(schema)
         .map_err(|e| {
@@ -324,9 +337,68 @@ pub fn compile<F: jsonschema::json::Json>(
         })
 }
 
-/// A chain of in-place applicators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/
-/// `else`) that comes back to where it started without descending into the instance.
-/// Returns the pointer of a schema on the cycle.
+/// `idn-hostname` (RFC 5890), checked leniently: the validator is built without IDNA tables,
+/// so a label may hold any letter, digit or other non-ASCII character that is not a space, a
+/// control or a dot-like separator; ASCII labels follow the hostname rules (letters, digits,
+/// hyphens, no hyphen at either end, at most 63 characters), the whole name at most 253.
+pub(super) fn is_idn_hostname(text: &str) -> bool {
+    // IDNA treats the ideographic and full-width full stops as dots.
+    let dots = |c: char| matches!(c, '.' | '\u{3002}' | '\u{FF0E}' | '\u{FF61}');
+    !text.is_empty()
+        && text.chars().count() <= 253
+        && text.split(dots).all(|label| {
+            let n = label.chars().count();
+            (1..=63).contains(&n)
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| {
+                    if c.is_ascii() {
+                        c.is_ascii_alphanumeric() || c == '-'
+                    } else {
+                        !c.is_whitespace() && !c.is_control()
+                    }
+                })
+        })
+}
+
+/// `idn-email` (RFC 6531), checked leniently: a local part of ASCII "atext" characters, dots
+/// between them, and any non-ASCII character (or a quoted string), then `@` and an
+/// `idn-hostname` or an address literal in brackets.
+pub(super) fn is_idn_email(text: &str) -> bool {
+    let Some((local, domain)) = text.rsplit_once('@') else {
+        return false;
+    };
+    let local_ok = if local.len() >= 2 && local.starts_with('"') && local.ends_with('"') {
+        // A quoted string: any character but a control; `"` and `\` only escaped.
+        let mut chars = local[1..local.len() - 1].chars();
+        let mut ok = true;
+        while let Some(c) = chars.next() {
+            ok &= !c.is_control() && c != '"' && (c != '\\' || chars.next().is_some());
+        }
+        ok
+    } else {
+        let atext = |c: char| {
+            !c.is_ascii() && !c.is_whitespace() && !c.is_control()
+                || c.is_ascii_alphanumeric()
+                || "!#$%&'*+-/=?^_`{|}~".contains(c)
+        };
+        !local.is_empty()
+            && local
+                .split('.')
+                .all(|atom| !atom.is_empty() && atom.chars().all(atext))
+    };
+    let domain_ok = match domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
+        Some(literal) => {
+            literal.parse::<std::net::Ipv4Addr>().is_ok()
+                || literal
+                    .strip_prefix("IPv6:")
+                    .is_some_and(|a| a.parse::<std::net::Ipv6Addr>().is_ok())
+        }
+        None => is_idn_hostname(domain),
+    };
+    local_ok && domain_ok
+}
+
 /// Queues the subschemas under `key` (one, an array of them, or a map of them) with their paths.
 fn push_subschemas<'v>(
     work: &mut Vec<(&'v Value, String)>,
@@ -357,7 +429,7 @@ fn push_subschemas<'v>(
 }
 
 /// `%XX` escapes decoded (a malformed one is kept as written).
-fn percent_decode(text: &str) -> String {
+pub(super) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -381,6 +453,9 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// A chain of in-place applicators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/
+/// `else`) that comes back to where it started without descending into the instance.
+/// Returns the pointer of a schema on the cycle.
 fn ref_cycle(root: &Value) -> Option<String> {
     // Edges between schema locations through in-place applicators only.
     let mut edges: HashMap<String, Vec<String>> = HashMap::new();
@@ -442,80 +517,6 @@ fn ref_cycle(root: &Value) -> Option<String> {
         }
     }
     None
-}
-
-/// The strict copy of a schema: every object schema that declares `properties` and says
-/// nothing about other properties gets `additionalProperties: false`, at every depth. Where
-/// the schema also combines others (`allOf`, `anyOf`, `oneOf`, `$ref`, `if`) it gets
-/// `unevaluatedProperties: false` instead, which sees the properties its branches declare;
-/// the branches themselves (members of `allOf`/`anyOf`/`oneOf`, `then`/`else`) are left open,
-/// since each declares only part of the object. A schema with no `properties`
-/// (`{"type": "object"}`) stays a free-form map.
-pub fn strict_schema(schema: &Value) -> Value {
-    let mut copy = schema.clone();
-    close(&mut copy, false);
-    copy
-}
-
-fn close(node: &mut Value, is_branch: bool) {
-    let Value::Object(map) = node else { return };
-    let says_nothing = ![
-        "additionalProperties",
-        "patternProperties",
-        "unevaluatedProperties",
-    ]
-    .iter()
-    .any(|k| map.contains_key(*k));
-    let combines = ["allOf", "anyOf", "oneOf", "$ref", "if"]
-        .iter()
-        .any(|k| map.contains_key(*k));
-    if says_nothing
-        && !is_branch
-        && (map.contains_key("properties") || combines && declares_properties(map))
-    {
-        let keyword = if combines {
-            "unevaluatedProperties"
-        } else {
-            "additionalProperties"
-        };
-        map.insert(keyword.to_string(), Value::Bool(false));
-    }
-    for (key, value) in map.iter_mut() {
-        match key.as_str() {
-            "allOf" | "anyOf" | "oneOf" => {
-                if let Value::Array(items) = value {
-                    items.iter_mut().for_each(|v| close(v, true));
-                }
-            }
-            "then" | "else" => close(value, true),
-            k if ONE_SCHEMA.contains(&k) => close(value, false),
-            k if SCHEMA_ARRAY.contains(&k) => {
-                if let Value::Array(items) = value {
-                    items.iter_mut().for_each(|v| close(v, false));
-                }
-            }
-            "properties" | "patternProperties" | "dependentSchemas" | "$defs" => {
-                if let Value::Object(members) = value {
-                    members.values_mut().for_each(|v| close(v, false));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Whether a combining schema is about objects with named properties (its own or its
-/// branches'), so that closing it cannot reject a non-object or a free-form map.
-fn declares_properties(map: &Map<String, Value>) -> bool {
-    map.contains_key("properties")
-        || ["allOf", "anyOf", "oneOf"].iter().any(|k| {
-            map.get(*k).and_then(Value::as_array).is_some_and(|items| {
-                items
-                    .iter()
-                    .any(|i| i.get("properties").is_some() || i.get("$ref").is_some())
-            })
-        })
-        || map.get("$ref").is_some() && map.get("type").and_then(Value::as_str) == Some("object")
 }
 
 /// Hex FNV-1a of the canonical definition (object keys sorted): a cheap identity for the

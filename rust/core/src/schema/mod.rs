@@ -2,10 +2,14 @@
 //! arguments validated under hard limits, every violation reported as data.
 //!
 //! Strict mode (the default) rejects unknown properties even where a schema does not say
-//! `additionalProperties: false`; see [`check::strict_schema`] for the exact rule.
+//! `additionalProperties: false`; `strict.rs` states the rule and why it only ever refuses more.
 
 mod check;
+mod cost;
+mod exact;
+mod graph;
 mod report;
+mod strict;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -16,6 +20,7 @@ use serde_json::Value;
 use crate::error::ErrorCode;
 use crate::limits::{exceeds_depth, Limits};
 
+pub use cost::MAX_APPLICATIONS;
 pub use report::Violation;
 
 /// Compiles `schema` with the registry's options (draft 2020-12, formats asserted, linear-time
@@ -49,6 +54,8 @@ pub struct Tool {
     validator: jsonschema::Validator,
     /// The schema the validator was compiled from (the strict copy in strict mode).
     compiled: Value,
+    /// The schema holds doubles past 2^53, which 64-bit integers are rounded to when compared.
+    big_doubles: bool,
     /// A binding's own state for this tool (a validator over its native values), built once.
     companion: OnceLock<Box<dyn Any + Send + Sync>>,
 }
@@ -95,7 +102,15 @@ impl std::error::Error for RegistryError {}
 pub struct Registry {
     strict: bool,
     limits: Limits,
-    tools: RwLock<HashMap<String, Arc<Tool>>>,
+    tools: RwLock<Catalogue>,
+}
+
+/// The registry's tools, by lowercase name, and their names prepared for suggestions.
+#[derive(Default)]
+struct Catalogue {
+    by_key: HashMap<String, Arc<Tool>>,
+    /// Sorted by name.
+    names: Vec<report::Candidate>,
 }
 
 impl Registry {
@@ -104,7 +119,7 @@ impl Registry {
         Registry {
             strict,
             limits,
-            tools: RwLock::new(HashMap::new()),
+            tools: RwLock::new(Catalogue::default()),
         }
     }
 
@@ -122,28 +137,34 @@ impl Registry {
         check::definition(&definition)?;
         let fingerprint = check::fingerprint(&definition);
         let key = definition.name.to_ascii_lowercase();
-        if let Some(existing) = self.read().get(&key) {
+        if let Some(existing) = self.read().by_key.get(&key) {
             return same_or_duplicate(existing, &fingerprint, &definition.name);
         }
         // Compiled outside the lock: registering never blocks validation on other tools.
         let compiled = if self.strict {
-            check::strict_schema(&definition.schema)
+            strict::strict_schema(&definition.schema)?
         } else {
             definition.schema.clone()
         };
+        // Before compiling: a schema that would cost exponential work is refused cheaply.
+        cost::check(&compiled, self.limits.max_depth)?;
         let validator = check::compile::<jsonschema::json::SerdeJson>(&compiled)?;
         let tool = Arc::new(Tool {
             definition,
             fingerprint,
             validator,
+            big_doubles: exact::holds_big_doubles(&compiled),
             compiled,
             companion: OnceLock::new(),
         });
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
-        if let Some(existing) = tools.get(&key) {
+        if let Some(existing) = tools.by_key.get(&key) {
             return same_or_duplicate(existing, &tool.fingerprint, &tool.definition.name);
         }
-        tools.insert(key, Arc::clone(&tool));
+        tools.by_key.insert(key, Arc::clone(&tool));
+        let name = tool.definition.name.as_str();
+        let at = tools.names.partition_point(|c| c.name.as_str() < name);
+        tools.names.insert(at, report::Candidate::new(name));
         Ok(tool)
     }
 
@@ -151,12 +172,11 @@ impl Registry {
     pub fn get(&self, name: &str) -> Result<Arc<Tool>, RegistryError> {
         let tools = self.read();
         let found = tools
+            .by_key
             .get(name)
-            .or_else(|| tools.get(&name.to_ascii_lowercase()));
+            .or_else(|| tools.by_key.get(&name.to_ascii_lowercase()));
         found.cloned().ok_or_else(|| {
-            let mut names: Vec<&str> = tools.values().map(|t| t.definition.name.as_str()).collect();
-            names.sort_unstable();
-            let hint = report::closest(name, &names)
+            let hint = report::closest(name, &tools.names)
                 .map(|n| format!("; did you mean '{n}'?"))
                 .unwrap_or_default();
             RegistryError::new(
@@ -170,6 +190,7 @@ impl Registry {
     pub fn tools(&self, category: Option<&str>) -> Vec<Arc<Tool>> {
         let mut all: Vec<Arc<Tool>> = self
             .read()
+            .by_key
             .values()
             .filter(|t| category.is_none() || t.definition.category.as_deref() == category)
             .cloned()
@@ -182,14 +203,14 @@ impl Registry {
     }
 
     pub fn len(&self) -> usize {
-        self.read().len()
+        self.read().by_key.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Tool>>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Catalogue> {
         // A panic while the lock was held cannot leave the map half-written (inserts are
         // single calls), so a poisoned lock is still safe to read.
         self.tools.read().unwrap_or_else(|e| e.into_inner())
@@ -224,12 +245,60 @@ impl Tool {
         }
         let value: Value =
             serde_json::from_slice(bytes).map_err(|e| vec![Violation::not_json(&e, bytes)])?;
-        self.validate_value(&value)?;
+        let mut inexact = if exact::may_hold_inexact(&value) {
+            exact::inexact_integers(bytes)
+        } else {
+            Vec::new()
+        };
+        if self.big_doubles {
+            inexact.extend(exact::inexact_in_value(&value));
+        }
+        self.validate_exactly(&value, &inexact)?;
         Ok(value)
     }
 
     /// Validates an already parsed value (its size and depth are the caller's to bound).
+    /// Integers beyond 64 bits in it are doubles already; [`Tool::validate_json`] compares them
+    /// exactly, from their text.
     pub fn validate_value(&self, value: &Value) -> Result<(), Vec<Violation>> {
+        let inexact = if self.big_doubles {
+            exact::inexact_in_value(value)
+        } else {
+            Vec::new()
+        };
+        self.validate_exactly(value, &inexact)
+    }
+
+    /// Validates `value`, and when it holds integers no double holds, validates it again with
+    /// each as the double just below and just above it: both must pass.
+    fn validate_exactly(
+        &self,
+        value: &Value,
+        inexact: &[exact::Inexact],
+    ) -> Result<(), Vec<Violation>> {
+        self.check(value)?;
+        if inexact.is_empty() {
+            return Ok(());
+        }
+        for above in [false, true] {
+            self.check(&exact::with_neighbours(value, inexact, above))
+                .map_err(|mut violations| {
+                    // Show the integer as written, not the double it was checked as.
+                    for v in &mut violations {
+                        if v.code != ErrorCode::ConstraintViolation {
+                            continue;
+                        }
+                        if let Some(n) = inexact.iter().find(|n| n.path == v.path) {
+                            v.actual = Some(report::clip(&n.digits));
+                        }
+                    }
+                    violations
+                })?;
+        }
+        Ok(())
+    }
+
+    fn check(&self, value: &Value) -> Result<(), Vec<Violation>> {
         if self.validator.is_valid(value) {
             return Ok(());
         }
@@ -247,9 +316,19 @@ impl Tool {
 
     /// The binding's companion state for this tool, made from the compiled schema on first use.
     /// `None` when a companion of another type was made first.
+    ///
+    /// When the schema holds doubles past 2^53 the companion is made from a schema that accepts
+    /// nothing: a validator over native values rounds large integers to those doubles, so every
+    /// value goes to the core, which compares them exactly.
     pub fn companion<T: Any + Send + Sync>(&self, make: impl FnOnce(&Value) -> T) -> Option<&T> {
         self.companion
-            .get_or_init(|| Box::new(make(&self.compiled)))
+            .get_or_init(|| {
+                Box::new(if self.big_doubles {
+                    make(&Value::Bool(false))
+                } else {
+                    make(&self.compiled)
+                })
+            })
             .downcast_ref()
     }
 

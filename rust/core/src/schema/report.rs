@@ -87,7 +87,7 @@ pub fn violations<'a>(
     instance: &Value,
     compiled: &Value,
 ) -> Vec<Violation> {
-    let mut found: Vec<(usize, Violation)> = Vec::new();
+    let mut found: Vec<(usize, Violation, bool)> = Vec::new();
     for e in errors {
         map_error(&e, compiled, &mut found);
         if found.len() >= 4 * MAX_VIOLATIONS {
@@ -103,9 +103,13 @@ pub fn violations<'a>(
         let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
         (order.get(parent).map_or(0, |&(_, end)| end), 1)
     };
-    found.sort_by_key(|(seq, v)| (rank(&v.path), *seq));
+    // Consequences of other errors are dropped when those errors are there to say it.
+    if found.iter().any(|(_, _, consequence)| !consequence) {
+        found.retain(|(_, _, consequence)| !consequence);
+    }
+    found.sort_by_key(|(seq, v, _)| (rank(&v.path), *seq));
     let mut out: Vec<Violation> = Vec::with_capacity(found.len().min(MAX_VIOLATIONS));
-    for (_, v) in found {
+    for (_, v, _) in found {
         if !out.contains(&v) && out.len() < MAX_VIOLATIONS {
             out.push(v);
         }
@@ -158,7 +162,7 @@ fn subtree_size(v: &Value) -> usize {
 fn map_error(
     e: &jsonschema::ValidationError<'_>,
     compiled: &Value,
-    out: &mut Vec<(usize, Violation)>,
+    out: &mut Vec<(usize, Violation, bool)>,
 ) {
     let path = e.instance_path().as_str().to_string();
     let instance: &Value = e.instance();
@@ -169,7 +173,8 @@ fn map_error(
                     message: String,
                     expected: Option<String>,
                     actual: Option<String>,
-                    suggestion: String| {
+                    suggestion: String,
+                    consequence: bool| {
         out.push((
             seq,
             Violation {
@@ -180,6 +185,7 @@ fn map_error(
                 actual,
                 suggestion,
             },
+            consequence,
         ));
     };
     let shown = Some(render(instance));
@@ -204,6 +210,7 @@ fn map_error(
                 expected.clone(),
                 None,
                 format!("add the required property '{}'{what}", clip(name)),
+                false,
             );
         }
         K::Type { kind } => {
@@ -228,14 +235,20 @@ fn map_error(
                     article(&expected),
                     with_article(actual_type)
                 ),
+                false,
             );
         }
         K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
-            let allowed = schema_at(compiled, parent_schema_path(e.schema_path().as_str()))
-                .and_then(|s| s.get("properties"))
-                .and_then(Value::as_object)
-                .map(|p| list(p.keys().map(String::as_str)));
+            let closed = schema_at(compiled, parent_schema_path(e.schema_path().as_str()));
+            let declared = closed.map(|s| declared_names(compiled, s));
+            let allowed = declared
+                .as_ref()
+                .filter(|d| !d.is_empty())
+                .map(|d| list(d.iter().map(String::as_str)));
             for name in unexpected {
+                // A declared property is unevaluated only because the part declaring it failed
+                // on something else, which is reported on its own.
+                let consequence = declared.as_ref().is_some_and(|d| d.contains(name));
                 let allowed_hint = allowed
                     .as_deref()
                     .map(|a| format!("; allowed: {a}"))
@@ -249,6 +262,7 @@ fn map_error(
                         .map(|a| format!("one of the declared properties: {a}")),
                     instance.get(name).map(render),
                     format!("remove '{}'{allowed_hint}", clip(name)),
+                    consequence,
                 );
             }
         }
@@ -261,6 +275,7 @@ fn map_error(
                 expected,
                 shown,
                 suggestion,
+                false,
             );
         }
     }
@@ -475,8 +490,74 @@ fn parent_schema_path(schema_path: &str) -> &str {
     schema_path.rsplit_once('/').map_or("", |(p, _)| p)
 }
 
+/// The subschema at an evaluation path: a JSON Pointer whose `$ref` segments jump to the
+/// reference's target.
 fn schema_at<'v>(schema: &'v Value, pointer: &str) -> Option<&'v Value> {
-    schema.pointer(pointer)
+    if pointer.is_empty() {
+        return Some(schema);
+    }
+    let mut here = schema;
+    for segment in pointer.strip_prefix('/')?.split('/') {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        here = match (segment.as_str(), here) {
+            ("$ref", Value::Object(m)) if m.get("$ref").is_some_and(Value::is_string) => {
+                resolve(schema, m["$ref"].as_str().unwrap_or_default())?
+            }
+            (_, Value::Object(m)) => m.get(&segment)?,
+            (_, Value::Array(a)) => a.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(here)
+}
+
+/// A local reference's target (JSON Pointer fragments only).
+fn resolve<'v>(schema: &'v Value, reference: &str) -> Option<&'v Value> {
+    let fragment = reference.strip_prefix('#')?;
+    schema.pointer(&super::check::percent_decode(fragment))
+}
+
+/// Property names `closed` declares, its own first, then those of the parts it combines
+/// (`$ref`, `allOf`, `anyOf`, `oneOf`, `if`, `then`, `else`, `dependentSchemas`).
+fn declared_names(schema: &Value, closed: &Value) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut seen: Vec<*const Value> = Vec::new();
+    let mut work = vec![closed];
+    while let Some(node) = work.pop() {
+        let Value::Object(m) = node else { continue };
+        if seen.contains(&(node as *const Value)) || seen.len() > 1000 {
+            continue;
+        }
+        seen.push(node);
+        if let Some(Value::Object(props)) = m.get("properties") {
+            for name in props.keys() {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
+        let mut parts: Vec<&Value> = Vec::new();
+        if let Some(target) = m
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| resolve(schema, r))
+        {
+            parts.push(target);
+        }
+        for key in ["allOf", "anyOf", "oneOf"] {
+            if let Some(Value::Array(items)) = m.get(key) {
+                parts.extend(items);
+            }
+        }
+        for key in ["if", "then", "else"] {
+            parts.extend(m.get(key));
+        }
+        if let Some(Value::Object(dependent)) = m.get("dependentSchemas") {
+            parts.extend(dependent.values());
+        }
+        work.extend(parts.into_iter().rev());
+    }
+    names
 }
 
 fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
@@ -568,28 +649,126 @@ pub fn schema_hint(name: &str, schema: &Value) -> String {
     }
 }
 
-/// The registered name closest to `name` by edit distance, if it is close enough to be a typo.
-pub fn closest<'n>(name: &str, names: &[&'n str]) -> Option<&'n str> {
-    let wanted = name.to_ascii_lowercase();
-    names
-        .iter()
-        .map(|n| (edit_distance(&wanted, &n.to_ascii_lowercase()), *n))
-        .filter(|(d, n)| *d <= 2.max(n.len() / 3))
-        .min()
-        .map(|(_, n)| n)
+/// A registered name, prepared for "did you mean" (names are ASCII letters, digits and `_`).
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub name: String,
+    lower: Vec<u8>,
+    /// Which symbols the name holds, one bit each: a cheap lower bound on edit distance.
+    symbols: u64,
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().take(MAX_SHOWN).collect(), b.chars().collect());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
+impl Candidate {
+    pub fn new(name: &str) -> Self {
+        let lower = fold(name);
+        Candidate {
+            name: name.to_string(),
+            symbols: symbols(&lower),
+            lower,
         }
     }
-    row[b.len()]
+}
+
+/// Lowercase ASCII; any other character becomes one byte no name holds (still one edit).
+fn fold(text: &str) -> Vec<u8> {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii() {
+                c.to_ascii_lowercase() as u8
+            } else {
+                0xFF
+            }
+        })
+        .collect()
+}
+
+fn symbols(lower: &[u8]) -> u64 {
+    lower.iter().fold(0u64, |set, &b| {
+        let bit = match b {
+            b'a'..=b'z' => b - b'a',
+            b'0'..=b'9' => 26 + b - b'0',
+            b'_' => 36,
+            _ => 37 + b % 27,
+        };
+        set | 1 << bit
+    })
+}
+
+/// Most edit-distance cells computed for one unknown name: with the filters below a miss costs
+/// microseconds even against 10,000 tools, and a pathological registry costs no more than this.
+const MAX_CELLS: usize = 1 << 20;
+
+/// The registered name closest to `name` by edit distance, if it is close enough to be a typo
+/// (at most 2 edits, or a third of the name's length). `candidates` are sorted by name; of
+/// equally close names the first wins.
+///
+/// Each candidate is first filtered by length (an edit distance of `k` needs lengths within
+/// `k`) and by the symbols both names hold (one edit changes at most two), then measured with a
+/// Levenshtein band of width `2k + 1` that stops once a row exceeds `k`; `k` shrinks to the best
+/// distance found so far.
+pub fn closest<'c>(name: &str, candidates: &'c [Candidate]) -> Option<&'c str> {
+    // Names hold at most 64 characters and 21 edits: anything longer is no typo of one.
+    const LONGEST: usize = super::check::MAX_NAME + super::check::MAX_NAME / 3;
+    if name.chars().nth(LONGEST).is_some() {
+        return None;
+    }
+    let wanted = fold(name);
+    let wanted_symbols = symbols(&wanted);
+    let mut best: Option<(usize, &'c str)> = None;
+    let mut cells = 0;
+    for c in candidates {
+        let allowed = 2.max(c.lower.len() / 3);
+        let k = match best {
+            Some((0, _)) => break,
+            Some((d, _)) => allowed.min(d - 1),
+            None => allowed,
+        };
+        if wanted.len().abs_diff(c.lower.len()) > k
+            || (wanted_symbols ^ c.symbols).count_ones() as usize > 2 * k
+        {
+            continue;
+        }
+        cells += wanted.len() * (2 * k + 1);
+        if cells > MAX_CELLS {
+            break;
+        }
+        if let Some(d) = bounded_distance(&wanted, &c.lower, k) {
+            best = Some((d, &c.name));
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
+/// Levenshtein distance of `a` and `b` if it is at most `k`, computed in the band of cells
+/// within `k` of the diagonal.
+pub(super) fn bounded_distance(a: &[u8], b: &[u8], k: usize) -> Option<usize> {
+    let (m, n) = (a.len(), b.len());
+    if m.abs_diff(n) > k {
+        return None;
+    }
+    const FAR: usize = usize::MAX / 2;
+    let mut prev: Vec<usize> = (0..=n).map(|j| if j <= k { j } else { FAR }).collect();
+    let mut cur = vec![FAR; n + 1];
+    for i in 1..=m {
+        let lo = i.saturating_sub(k).max(1);
+        let hi = (i + k).min(n);
+        cur[0] = if i <= k { i } else { FAR };
+        cur[lo - 1] = if lo == 1 { cur[0] } else { FAR };
+        let mut row_min = cur[0];
+        for j in lo..=hi {
+            let d = (prev[j - 1] + usize::from(a[i - 1] != b[j - 1]))
+                .min(prev[j] + 1)
+                .min(cur[j - 1] + 1);
+            cur[j] = d;
+            row_min = row_min.min(d);
+        }
+        if hi < n {
+            cur[hi + 1] = FAR;
+        }
+        if row_min > k {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    (prev[n] <= k).then_some(prev[n])
 }

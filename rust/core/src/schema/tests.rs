@@ -353,3 +353,425 @@ fn threads_register_and_validate_at_once() {
     handles.into_iter().for_each(|h| h.join().unwrap());
     assert_eq!(r.len(), 100);
 }
+
+/// Each level an `allOf` of two references to the next: 2^levels paths to the last level.
+fn diamond(levels: usize) -> Value {
+    let mut defs = serde_json::Map::new();
+    for i in 0..levels {
+        defs.insert(
+            format!("l{i}"),
+            json!({"allOf": [{"$ref": format!("#/$defs/l{}", i + 1)}, {"$ref": format!("#/$defs/l{}", i + 1)}]}),
+        );
+    }
+    defs.insert(
+        format!("l{levels}"),
+        json!({"type": "object", "properties": {"a": {"type": "integer"}, "o": {"type": "object", "properties": {"x": {}}}}}),
+    );
+    json!({"$defs": defs, "$ref": "#/$defs/l0"})
+}
+
+#[test]
+fn strict_copy_of_a_reference_diamond_is_made_once_per_reference() {
+    for levels in [8, 16, 40] {
+        let schema = diamond(levels);
+        let strict = super::strict::strict_schema(&schema).unwrap();
+        let (before, after) = (schema.to_string().len(), strict.to_string().len());
+        // Each definition copied at most twice (as written and rewritten), never per path.
+        assert!(
+            after < 3 * before,
+            "{levels} levels: {before} -> {after} bytes"
+        );
+    }
+}
+
+#[test]
+fn schemas_that_would_cost_exponential_validation_are_refused_in_both_modes() {
+    for strict in [true, false] {
+        let r = Registry::new(strict, Limits::default());
+        r.register(def("small", diamond(8))).unwrap();
+        let t = r.get("small").unwrap();
+        assert!(t
+            .validate_json(br#"{"a": 1, "o": {"x": 1}}"#, r.limits())
+            .is_ok());
+        assert_eq!(
+            codes_and_paths(&errors(&r, "small", r#"{"a": "1"}"#)),
+            vec![("TSR-004", "/a")]
+        );
+        let extra = errors(&r, "small", r#"{"a": 1, "b": 2, "o": {"y": 1}}"#);
+        if strict {
+            assert_eq!(
+                codes_and_paths(&extra),
+                vec![("TSR-005", "/b"), ("TSR-005", "/o/y")]
+            );
+        } else {
+            assert!(extra.is_empty());
+        }
+        let e = r.register(def("big", diamond(16))).unwrap_err();
+        assert_eq!(e.code.as_str(), "TSR-006", "{e}");
+        assert!(e.message.contains("subschemas for one value"), "{e}");
+        // The same doubling through nesting: each level's property applies its parent twice.
+        let nested = json!({
+            "$defs": {"n": {"type": "object", "properties": {"c": {"allOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/n"}]}}}},
+            "$ref": "#/$defs/n"
+        });
+        assert_eq!(
+            r.register(def("nested", nested)).unwrap_err().code.as_str(),
+            "TSR-006"
+        );
+    }
+}
+
+#[test]
+fn recursive_schemas_that_branch_by_property_are_not_refused() {
+    let tree = json!({
+        "$defs": {"node": {"type": "object", "properties": {
+            "v": {"type": "integer"},
+            "left": {"$ref": "#/$defs/node"},
+            "right": {"$ref": "#/$defs/node"},
+            "kids": {"type": "array", "items": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "null"}]}}
+        }}},
+        "$ref": "#/$defs/node"
+    });
+    let r = registry_with("tree", tree);
+    let mut deep = json!({"v": 0});
+    for i in 0..40 {
+        deep = if i % 2 == 0 {
+            json!({"v": i, "left": deep, "kids": [null]})
+        } else {
+            json!({"v": i, "kids": [null, deep]})
+        };
+    }
+    let t = r.get("tree").unwrap();
+    assert!(t.validate_value(&deep).is_ok());
+    assert_eq!(
+        codes_and_paths(&errors(&r, "tree", r#"{"left": {"right": {"w": 1}}}"#)),
+        vec![("TSR-005", "/left/right/w")]
+    );
+}
+
+/// Strict and as-written verdicts for one instance.
+fn verdicts(schema: &Value, instance: &Value) -> (bool, bool) {
+    let strict = Registry::new(true, Limits::default());
+    let lax = Registry::new(false, Limits::default());
+    let ok = |r: &Registry| {
+        r.register(def("t", schema.clone())).unwrap();
+        r.get("t").unwrap().validate_value(instance).is_ok()
+    };
+    (ok(&strict), ok(&lax))
+}
+
+#[test]
+fn strict_mode_never_closes_a_schema_where_refusing_more_accepts_more() {
+    let cases = [
+        // `not`: closing the forbidden shape would let any extra property bypass it.
+        (
+            json!({"type": "object", "properties": {"path": {"type": "string"}, "mode": {}},
+                   "not": {"properties": {"path": {"const": "/"}}, "required": ["path"]}}),
+            json!({"path": "/", "mode": 1}),
+        ),
+        // `if`: a closed condition fails on extra properties, and its `then` is skipped.
+        (
+            json!({"type": "object", "properties": {"role": {}, "token": {}, "note": {}},
+                   "if": {"properties": {"role": {"const": "admin"}}, "required": ["role"]},
+                   "then": {"required": ["token"]}}),
+            json!({"role": "admin", "note": "x"}),
+        ),
+        // `contains` with `maxContains`: a closed item schema matches fewer items.
+        (
+            json!({"type": "array", "contains": {"properties": {"a": {"const": 1}}, "required": ["a"]},
+                   "maxContains": 1}),
+            json!([{"a": 1}, {"a": 1, "b": 2}]),
+        ),
+        // `oneOf`: closing one member can leave exactly one member matching.
+        (
+            json!({"type": "object", "properties": {"o": {"oneOf": [
+                {"properties": {"x": {"properties": {"p": {}}}}},
+                {"properties": {"x": {"type": "object"}}}
+            ]}}}),
+            json!({"o": {"x": {"q": 1}}}),
+        ),
+        // A `$ref` from inside `not` reaches the same definition as a positive `$ref`.
+        (
+            json!({"$defs": {"slash": {"properties": {"path": {"const": "/"}}, "required": ["path"]}},
+                   "type": "object", "properties": {"path": {}, "mode": {}, "p": {"$ref": "#/$defs/slash"}},
+                   "not": {"$ref": "#/$defs/slash"}}),
+            json!({"path": "/", "mode": 1}),
+        ),
+    ];
+    for (schema, instance) in cases {
+        assert_eq!(
+            verdicts(&schema, &instance),
+            (false, false),
+            "{schema} / {instance}"
+        );
+    }
+}
+
+#[test]
+fn strict_mode_accepts_properties_declared_in_any_part_and_refuses_the_rest() {
+    let base = json!({"base": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}});
+    let cases = [
+        json!({"$defs": base, "$ref": "#/$defs/base", "properties": {"b": {"type": "string"}}}),
+        json!({"$defs": base, "allOf": [{"$ref": "#/$defs/base"}, {"properties": {"b": {"type": "string"}}}]}),
+        json!({"type": "object", "properties": {"a": {"type": "integer"}},
+               "dependentSchemas": {"a": {"properties": {"b": {"type": "string"}}}}}),
+        json!({"type": "object", "properties": {"a": {"type": "integer"}},
+               "if": {"properties": {"a": {"const": 1}}}, "then": {"properties": {"b": {"type": "string"}}},
+               "else": {"properties": {"b": {"type": "integer"}}}}),
+    ];
+    for schema in cases {
+        let r = registry_with("t", schema.clone());
+        assert!(
+            errors(&r, "t", r#"{"a": 1, "b": "x"}"#).is_empty(),
+            "{schema}"
+        );
+        let refused = errors(&r, "t", r#"{"a": 1, "b": "x", "c": 3}"#);
+        assert_eq!(
+            codes_and_paths(&refused),
+            vec![("TSR-005", "/c")],
+            "{schema}"
+        );
+        let (_, allowed) = refused[0].suggestion.split_once("allowed: ").unwrap();
+        let mut allowed: Vec<&str> = allowed.split(", ").collect();
+        allowed.sort_unstable();
+        assert_eq!(allowed, ["a", "b"], "{schema}");
+    }
+    // A name only an `if` tests is declared too: the object may hold it when the `if` fails.
+    let r = registry_with(
+        "t",
+        json!({"type": "object", "properties": {"token": {}},
+               "if": {"properties": {"role": {"const": "admin"}}, "required": ["role"]},
+               "then": {"required": ["token"]}}),
+    );
+    assert!(errors(&r, "t", r#"{"role": "guest"}"#).is_empty());
+    assert_eq!(
+        codes_and_paths(&errors(&r, "t", r#"{"role": "admin"}"#)),
+        vec![("TSR-003", "/token")]
+    );
+    assert_eq!(
+        codes_and_paths(&errors(&r, "t", r#"{"role": "guest", "x": 1}"#)),
+        vec![("TSR-005", "/x")]
+    );
+}
+
+mod differential {
+    //! Strict mode only ever adds restrictions: for generated schemas and instances, whatever
+    //! the strict copy accepts, the schema as written (compiled by the jsonschema crate
+    //! directly) accepts.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn key() -> impl Strategy<Value = &'static str> {
+        prop_oneof![Just("a"), Just("b"), Just("c")]
+    }
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(json!(true)),
+            Just(json!(false)),
+            Just(json!({"type": "integer"})),
+            Just(json!({"type": "string"})),
+            Just(json!({"type": "object"})),
+            Just(json!({"type": "array"})),
+            (0..3i64).prop_map(|n| json!({"const": n})),
+            key().prop_map(|k| json!({"required": [k]})),
+            key().prop_map(|k| json!({"properties": {k: {}}})),
+            Just(json!({"maxProperties": 1})),
+            Just(json!({"$ref": "#/$defs/d"})),
+        ]
+    }
+
+    fn schema() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(4, 40, 3, |inner| {
+            let pair = (inner.clone(), inner.clone());
+            prop_oneof![
+                (key(), inner.clone(), proptest::option::of(key())).prop_map(|(k, s, r)| {
+                    let mut m = json!({"type": "object", "properties": {k: s}});
+                    if let Some(r) = r {
+                        m["required"] = json!([r]);
+                    }
+                    m
+                }),
+                pair.clone()
+                    .prop_map(|(a, b)| json!({"properties": {"a": a, "b": b}})),
+                pair.clone().prop_map(|(a, b)| json!({"allOf": [a, b]})),
+                pair.clone().prop_map(|(a, b)| json!({"anyOf": [a, b]})),
+                pair.clone().prop_map(|(a, b)| json!({"oneOf": [a, b]})),
+                inner.clone().prop_map(|a| json!({"not": a})),
+                (inner.clone(), pair.clone())
+                    .prop_map(|(c, (t, e))| json!({"if": c, "then": t, "else": e})),
+                (inner.clone(), 0..3u64)
+                    .prop_map(|(c, n)| json!({"contains": c, "maxContains": n, "minContains": 0})),
+                inner.clone().prop_map(|a| json!({"items": a})),
+                (key(), inner.clone()).prop_map(|(k, a)| json!({"dependentSchemas": {k: a}})),
+                pair.clone().prop_map(
+                    |(a, b)| json!({"$ref": "#/$defs/d", "properties": {"c": a}, "else": b})
+                ),
+                (key(), inner.clone())
+                    .prop_map(|(k, a)| json!({"properties": {k: {}}, "additionalProperties": a})),
+                inner
+                    .clone()
+                    .prop_map(|a| json!({"properties": {"a": {}}, "unevaluatedProperties": a})),
+            ]
+        })
+    }
+
+    fn instance() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            (0..3i64).prop_map(|n| json!(n)),
+            Just(json!("x")),
+        ];
+        leaf.prop_recursive(3, 20, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                proptest::collection::btree_map(key(), inner, 0..3).prop_map(|m| {
+                    Value::Object(m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        #[test]
+        fn strict_accepts_only_what_the_schema_as_written_accepts(
+            body in schema(),
+            definition in schema(),
+            instances in proptest::collection::vec(instance(), 1..6),
+        ) {
+            let mut schema = body;
+            if let Value::Object(m) = &mut schema {
+                m.insert("$defs".into(), json!({"d": definition}));
+            } else {
+                schema = json!({"allOf": [schema], "$defs": {"d": definition}});
+            }
+            let reference = jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft202012)
+                .build(&schema);
+            let strict = Registry::new(true, Limits::default());
+            // Self-referencing definitions are refused (TSR-008): nothing to compare.
+            if let (Ok(reference), Ok(tool)) = (reference, strict.register(def("t", schema.clone()))) {
+                for instance in &instances {
+                    if tool.validate_value(instance).is_ok() {
+                        prop_assert!(
+                            reference.is_valid(instance),
+                            "strict accepted what the schema refuses: {} / {}",
+                            schema,
+                            instance
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn suggestions_find_the_closest_name_under_the_typo_bound() {
+    let names: Vec<report::Candidate> = ["File_Read", "file_write", "fetch", "list_dir"]
+        .iter()
+        .map(|n| report::Candidate::new(n))
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let closest = |q: &str| report::closest(q, &sorted);
+    assert_eq!(closest("file_reed"), Some("File_Read"));
+    assert_eq!(closest("FILE_WRIT"), Some("file_write"));
+    assert_eq!(closest("fecth"), Some("fetch"));
+    assert_eq!(closest("list_dirs"), Some("list_dir"));
+    assert_eq!(closest("completely_else"), None);
+    assert_eq!(closest(&"x".repeat(10_000)), None);
+    assert_eq!(closest("fïle_read"), Some("File_Read"));
+}
+
+proptest::proptest! {
+    #[test]
+    fn bounded_distance_is_levenshtein_within_its_bound(
+        a in "[ab_]{0,12}",
+        b in "[ab_]{0,12}",
+        k in 0usize..6,
+    ) {
+        let full = {
+            let (a, b) = (a.as_bytes(), b.as_bytes());
+            let mut row: Vec<usize> = (0..=b.len()).collect();
+            for i in 1..=a.len() {
+                let mut prev = row[0];
+                row[0] = i;
+                for j in 1..=b.len() {
+                    let cur = row[j];
+                    row[j] = (prev + usize::from(a[i - 1] != b[j - 1])).min(row[j - 1] + 1).min(cur + 1);
+                    prev = cur;
+                }
+            }
+            row[b.len()]
+        };
+        let bounded = report::bounded_distance(a.as_bytes(), b.as_bytes(), k);
+        proptest::prop_assert_eq!(bounded, (full <= k).then_some(full));
+    }
+}
+
+#[test]
+fn idn_formats_are_known_and_checked() {
+    let r = registry_with(
+        "t",
+        json!({"type": "object", "properties": {
+            "mail": {"type": "string", "format": "idn-email"},
+            "host": {"type": "string", "format": "idn-hostname"}
+        }}),
+    );
+    for ok in [
+        r#"{"mail": "用户@例子.广告", "host": "例子.广告"}"#,
+        r#"{"mail": "joe.bloggs@example.com", "host": "xn--ls8h.la"}"#,
+        r#"{"mail": "\"joe bloggs\"@[127.0.0.1]", "host": "münchen.de"}"#,
+    ] {
+        assert!(errors(&r, "t", ok).is_empty(), "{ok}");
+    }
+    assert_eq!(
+        codes_and_paths(&errors(
+            &r,
+            "t",
+            r#"{"mail": "no at sign", "host": "-bad-.example"}"#
+        )),
+        vec![("TSR-005", "/mail"), ("TSR-005", "/host")]
+    );
+    assert!(!check::is_idn_hostname("a b.com"));
+    assert!(!check::is_idn_hostname(&"a".repeat(64)));
+    assert!(!check::is_idn_email("a..b@example.com"));
+    assert!(!check::is_idn_email("@example.com"));
+}
+
+#[test]
+fn integers_beyond_64_bits_are_compared_exactly() {
+    let two_64 = "18446744073709551616";
+    let r = registry_with(
+        "t",
+        serde_json::from_str(&format!(
+            r#"{{"type": "object", "properties": {{
+                "c": {{"const": {two_64}}},
+                "e": {{"enum": [{two_64}, "x"]}},
+                "m": {{"type": "integer", "maximum": {two_64}}},
+                "n": {{"type": "integer", "minimum": -{two_64}}}
+            }}}}"#
+        ))
+        .unwrap(),
+    );
+    let args = |field: &str, n: &str| format!(r#"{{"{field}": {n}}}"#);
+    for field in ["c", "e", "m"] {
+        assert!(errors(&r, "t", &args(field, two_64)).is_empty(), "{field}");
+        let got = errors(&r, "t", &args(field, "18446744073709551617"));
+        assert_eq!(
+            codes_and_paths(&got),
+            vec![("TSR-005", &*format!("/{field}"))]
+        );
+        assert_eq!(got[0].actual.as_deref(), Some("18446744073709551617"));
+    }
+    assert!(errors(&r, "t", &args("m", "18446744073709551615")).is_empty());
+    // Within 64 bits but rounded to 2^64 when compared with the schema's double.
+    assert_eq!(errors(&r, "t", &args("c", "18446744073709551615")).len(), 1);
+    assert!(errors(&r, "t", &args("m", "9007199254740993")).is_empty());
+    assert!(errors(&r, "t", &args("n", "-18446744073709551617")).len() == 1);
+    assert!(errors(&r, "t", &args("n", "-18446744073709551615")).is_empty());
+    // Big integers elsewhere (a string of digits, a nested array) change nothing.
+    assert!(errors(&r, "t", r#"{"e": "x", "z": "184467440737095516170"}"#).len() == 1);
+}
