@@ -11,6 +11,7 @@ pub mod repair;
 mod scan;
 pub mod schema;
 pub mod stream;
+pub mod wire;
 
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;
