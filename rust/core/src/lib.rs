@@ -7,6 +7,7 @@ pub mod error;
 pub mod extract;
 pub mod limits;
 pub mod partial;
+pub mod pipeline;
 pub mod repair;
 mod scan;
 pub mod schema;
