@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +197,69 @@ def test_any_fragments_give_a_result(fragments: list[tuple[int, str, bool]]) -> 
     for error in result.errors:
         assert error.code.startswith(("TLP-", "TSR-"))
     assert all(isinstance(c.arguments, dict) for c in result.calls)
+
+
+# ---- raw bytes: lines, events, limits --------------------------------------------------------------
+
+
+def openai_line(index: int, call_id: str, name: str, arguments: str) -> bytes:
+    call = {"index": index, "id": call_id, "function": {"name": name, "arguments": arguments}}
+    return b"data: " + json.dumps({"choices": [{"delta": {"tool_calls": [call]}}]}).encode() + b"\n\n"
+
+
+def test_an_event_written_over_several_data_lines_is_read_joined() -> None:
+    chunk = json.dumps({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}]}}]}, indent=1)
+    event = "".join(f"data: {line}\n" for line in chunk.splitlines()) + "\n"
+    acc = ToolCallAccumulator()
+    acc.feed(b": keep-alive\n" + event.encode() + b"data: [DONE]\n")
+    assert [(c.id, c.name, c.arguments) for c in acc.finish().calls] == [("c", "f", {})]
+
+
+def test_a_raw_line_too_long_fails_the_open_call_and_the_stream_goes_on() -> None:
+    acc = ToolCallAccumulator(max_size=100)  # lines are read up to 6 x 100 bytes + 64 KiB
+    acc.feed(openai_line(0, "c0", "big", '{"content": "').rstrip(b"\n"))
+    acc.feed(b"\n\ndata: " + b"x" * 100)
+    events = [e for _ in range(70) for e in acc.feed(b"x" * 1024)]
+    assert [(e.kind, e.index, e.code) for e in events] == [("failed", 0, "TLP-007")]  # at once, not at its newline
+    acc.feed(b"\n" + openai_line(1, "c1", "small", "{}") + b"data: [DONE]\n")
+    result = acc.finish()
+    assert [c.name for c in result.calls] == ["small"]
+    assert [(e.code, e.tool_name, e.index) for e in result.errors] == [("TLP-007", "big", 0)]
+
+
+def test_a_raw_line_too_long_with_no_call_open_is_reported_not_lost() -> None:
+    def ollama_line(name: str) -> bytes:
+        return json.dumps({"message": {"tool_calls": [{"function": {"name": name, "arguments": {}}}]}}).encode() + b"\n"
+
+    acc = ToolCallAccumulator(max_size=100)
+    huge = json.dumps({"message": {"tool_calls": [{"function": {"name": "lost", "arguments": {"a": "x" * 70_000}}}]}}).encode()
+    events = acc.feed(ollama_line("a") + huge + b"\n" + ollama_line("c"))
+    assert [(e.kind, e.index, e.code) for e in events if e.index == 1] == [("started", 1, None), ("failed", 1, "TLP-007")]
+    result = acc.finish()
+    assert [(c.index, c.name) for c in result.calls] == [(0, "a"), (2, "c")]
+    (error,) = result.errors
+    assert (error.code, error.index, error.tool_name) == ("TLP-007", 1, None)
+    assert not result.ok
+
+
+def test_a_long_raw_line_in_small_chunks_costs_time_linear_in_its_length() -> None:
+    # The same bytes as sixteen short lines or one long one, fed in 1 KiB chunks. Searching the
+    # pending line again on every chunk made the long line sixteen times as slow (a 16 MiB line
+    # took minutes); each byte searched once makes them about equal.
+    def fastest(line_len: int, lines: int) -> float:
+        stream = (b"x" * line_len + b"\n") * lines
+        chunks = [stream[i : i + 1024] for i in range(0, len(stream), 1024)]
+        best = float("inf")
+        for _ in range(3):
+            acc = ToolCallAccumulator(max_size=1 << 20)
+            start = time.perf_counter()
+            for chunk in chunks:
+                acc.feed(chunk)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    ratio = fastest(1 << 22, 1) / fastest(1 << 18, 16)
+    assert ratio < 8, f"one 4 MiB line took {ratio:.1f}x as long as sixteen 256 KiB lines"
 
 
 # ---- partial(): the live view --------------------------------------------------------------------

@@ -7,10 +7,12 @@ pub mod error;
 pub mod extract;
 pub mod limits;
 pub mod partial;
+pub mod pipeline;
 pub mod repair;
 mod scan;
 pub mod schema;
 pub mod stream;
+pub mod wire;
 
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;

@@ -50,6 +50,51 @@ pub enum Event {
     },
 }
 
+/// The kind of an event, as the binding names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Started,
+    Name,
+    Arguments,
+    Completed,
+    Failed,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Started => "started",
+            EventKind::Name => "name",
+            EventKind::Arguments => "arguments",
+            EventKind::Completed => "completed",
+            EventKind::Failed => "failed",
+        }
+    }
+}
+
+impl Event {
+    pub fn kind(&self) -> EventKind {
+        match self {
+            Event::Started { .. } => EventKind::Started,
+            Event::NameGrew { .. } => EventKind::Name,
+            Event::ArgumentsGrew { .. } => EventKind::Arguments,
+            Event::Completed { .. } => EventKind::Completed,
+            Event::Failed { .. } => EventKind::Failed,
+        }
+    }
+
+    /// The slot of the call the event is about.
+    pub fn slot(&self) -> usize {
+        match self {
+            Event::Started { slot, .. }
+            | Event::NameGrew { slot, .. }
+            | Event::ArgumentsGrew { slot, .. }
+            | Event::Completed { slot }
+            | Event::Failed { slot, .. } => *slot,
+        }
+    }
+}
+
 /// A call whose fragments are all in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AssembledCall {
@@ -77,6 +122,9 @@ pub struct FailedCall {
     pub position: Option<usize>,
     /// How to fix it, for a person or a reflection prompt.
     pub suggestion: &'static str,
+    /// Not a call that was seen but a line of the stream that was too long to read: whatever
+    /// calls it held are lost, and it has no name or arguments to check.
+    pub lost_line: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +146,8 @@ struct Call {
     state: State,
     /// Why the call failed while streaming (its buffer is then freed).
     failure: Option<Failure>,
+    /// Stands for a line of the stream that was refused (see `refuse_line`).
+    lost_line: bool,
 }
 
 /// Why a call failed while streaming: its code, a message and the core's suggestion.
@@ -323,6 +373,7 @@ impl Accumulator {
             scan: ValueScan::default(),
             state: State::Open,
             failure: None,
+            lost_line: false,
         });
         self.by_index.insert(delta.index, slot);
         events.push(Event::Started {
@@ -331,6 +382,78 @@ impl Accumulator {
             id: delta.id.clone(),
         });
         slot
+    }
+
+    /// A line of the stream longer than `limit` bytes was dropped unread. Every open call may
+    /// have had a fragment in it, so each fails (TLP-007) rather than complete without it; when
+    /// none is open, the line may have held whole calls, and a failed entry after the last index
+    /// reports the loss. Returns the events and the index of that entry, if one was made.
+    pub fn refuse_line(&mut self, limit: usize) -> (Vec<Event>, Option<usize>) {
+        let error = Error {
+            kind: ErrorKind::TooLarge {
+                size: limit + 1,
+                limit,
+            },
+            position: 0,
+        };
+        let mut events = Vec::new();
+        for (slot, call) in self.calls.iter_mut().enumerate() {
+            if call.state != State::Open {
+                continue;
+            }
+            let message = format!(
+                "A line of the stream went over {limit} bytes while call {} was open: its \
+                 fragments in that line were lost",
+                call.index
+            );
+            call.state = State::Failed;
+            call.arguments = String::new();
+            call.failure = Some(Failure {
+                code: error.code(),
+                message: message.clone(),
+                suggestion: error.suggestion(),
+            });
+            events.push(Event::Failed {
+                slot,
+                code: error.code(),
+                message,
+            });
+        }
+        if !events.is_empty() {
+            return (events, None);
+        }
+        let index = self.calls.iter().map(|c| c.index + 1).max().unwrap_or(0);
+        let slot = self.calls.len();
+        let message = format!(
+            "A line of the stream went over {limit} bytes and was dropped unread: any tool call \
+             in it is lost"
+        );
+        // Not keyed by its index: a call that arrives at that index later is a call of its own.
+        self.calls.push(Call {
+            index,
+            id: None,
+            name: String::new(),
+            arguments: String::new(),
+            scan: ValueScan::default(),
+            state: State::Failed,
+            failure: Some(Failure {
+                code: error.code(),
+                message: message.clone(),
+                suggestion: error.suggestion(),
+            }),
+            lost_line: true,
+        });
+        events.push(Event::Started {
+            slot,
+            index,
+            id: None,
+        });
+        events.push(Event::Failed {
+            slot,
+            code: error.code(),
+            message,
+        });
+        (events, Some(index))
     }
 
     /// The end of the turn was announced (finish_reason, done): every open call is complete.
@@ -389,6 +512,11 @@ impl Accumulator {
         self.take_completed_with(known_valid)
     }
 
+    /// The limits the calls are held to.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// The arguments text so far of the call in `slot`.
     pub fn arguments(&self, slot: usize) -> Option<&str> {
         self.calls.get(slot).map(|c| c.arguments.as_str())
@@ -405,6 +533,8 @@ impl Accumulator {
         self.by_index.get(&index).copied()
     }
 
+    // A failed call carries as much as an assembled one; both are handed out by value.
+    #[allow(clippy::result_large_err)]
     fn assemble(&self, slot: usize, known_valid: bool) -> Result<AssembledCall, FailedCall> {
         let call = &self.calls[slot];
         let failed = |code, message: String, position, suggestion| FailedCall {
@@ -416,6 +546,7 @@ impl Accumulator {
             message,
             position,
             suggestion,
+            lost_line: call.lost_line,
         };
         if let Some(f) = &call.failure {
             return Err(failed(f.code, f.message.clone(), None, f.suggestion));

@@ -4,9 +4,12 @@
 
 mod convert;
 mod exceptions;
+mod live_view;
+mod pipeline;
 mod registry;
 mod response;
 mod stream;
+mod wire;
 
 use pyo3::prelude::*;
 use toolmend_core::Limits;

@@ -1,19 +1,23 @@
-//! ToolCallAccumulator: streamed chunks (OpenAI deltas, Ollama NDJSON lines, raw SSE or NDJSON
-//! bytes, ToolCallDelta) read into wire-neutral fragments for the core's accumulator; assembled
-//! calls go through the same checks as parse_response.
+//! ToolCallAccumulator and TextCallParser: streamed chunks (OpenAI deltas, Ollama NDJSON lines,
+//! raw SSE or NDJSON bytes, ToolCallDelta) and streamed text, read by the core (wire, stream,
+//! extract); assembled calls go through the core's pipeline like parse_response's. Here the
+//! events become Python objects and the live view follows the arguments.
 
 use jiter::{PartialMode, PythonParse, StringCacheMode};
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString};
-use toolmend_core::partial::{Reader, Token};
-use toolmend_core::stream::{Accumulator, Delta, Event};
+use pyo3::types::{PyDict, PyString};
+use toolmend_core::pipeline::{check_stream, Candidate, Pipeline};
+use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
+use toolmend_core::wire::StreamReader;
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, orjson_dumps, orjson_loads, python_objects};
+use crate::convert::{input_bytes, python_objects};
 use crate::exceptions::parse_error;
+use crate::live_view::{catch_up, read_whole, whole_view, LiveView};
+use crate::pipeline::PyHost;
 use crate::registry::PyToolRegistry;
-use crate::response::{get, int_of, Candidate, Failure, ParseResult, Pipeline};
+use crate::response::{into_classes, ParseResult};
+use crate::wire::{Obj, PyParser};
 
 /// One fragment of one tool call, for callers that read the wire themselves.
 #[pyclass(module = "toolmend", frozen, get_all)]
@@ -87,13 +91,9 @@ impl StreamEvent {
 /// Assembles the tool calls of one streamed turn. Not shared between threads: one per stream.
 #[pyclass(module = "toolmend", unsendable)]
 pub struct ToolCallAccumulator {
-    core: Accumulator,
+    reader: StreamReader,
     limits: Limits,
     registry: Option<Py<PyToolRegistry>>,
-    /// Bytes of a raw stream after its last newline: a line still arriving.
-    pending: Vec<u8>,
-    /// Index for Ollama calls that carry none: they count up through the turn.
-    next_ollama_index: usize,
     /// partial()'s live views, by the core's call slot.
     views: Vec<LiveView>,
 }
@@ -114,11 +114,9 @@ impl ToolCallAccumulator {
             timeout_ms,
         };
         ToolCallAccumulator {
-            core: Accumulator::new(limits),
+            reader: StreamReader::new(limits),
             limits,
             registry,
-            pending: Vec::new(),
-            next_ollama_index: 0,
             views: Vec::new(),
         }
     }
@@ -127,28 +125,26 @@ impl ToolCallAccumulator {
     /// text of either stream split anywhere, or a ToolCallDelta) and returns the events it caused.
     fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Vec<StreamEvent>> {
         let mut events = Vec::new();
+        let views = &mut self.views;
+        let mut sink = |calls: &Accumulator, event: Event| {
+            events.push(stream_event(py, views, calls, event));
+            Ok(())
+        };
         if let Ok(delta) = chunk.cast::<ToolCallDelta>() {
             let d = delta.get();
-            self.push(
-                py,
-                Delta {
-                    index: d.index,
-                    id: d.id.clone(),
-                    name: d.name.clone(),
-                    arguments: d.arguments.clone(),
-                    complete: d.complete,
-                },
-                &mut events,
-            )?;
-        } else if let Ok(d) = chunk.cast::<PyDict>() {
-            self.feed_object(py, d, &mut events)?;
+            let delta = Delta {
+                index: d.index,
+                id: d.id.clone(),
+                name: d.name.clone(),
+                arguments: d.arguments.clone(),
+                complete: d.complete,
+            };
+            self.reader.feed_delta(delta, &mut sink)?;
+        } else if chunk.is_instance_of::<PyDict>() {
+            self.reader.feed_chunk(&Obj(chunk.clone()), &mut sink)?;
         } else {
             let bytes = input_bytes(chunk)?;
-            self.pending.extend_from_slice(&bytes);
-            while let Some(newline) = self.pending.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.pending.drain(..=newline).collect();
-                self.feed_line(py, &line, &mut events)?;
-            }
+            self.reader.feed_bytes(&bytes, &PyParser(py), &mut sink)?;
         }
         Ok(events)
     }
@@ -169,7 +165,7 @@ impl ToolCallAccumulator {
             code: ErrorCode::CallConstruction,
             message,
             ..
-        }) = self.core.extend_arguments(index, text)
+        }) = self.reader.calls_mut().extend_arguments(index, text)
         {
             let suggestion = "start a new call at a new index, or a new id at this one";
             return Err(parse_error(
@@ -188,21 +184,25 @@ impl ToolCallAccumulator {
     fn completed(&mut self, py: Python<'_>) -> PyResult<ParseResult> {
         let views = &self.views;
         let assembled = self
-            .core
+            .reader
+            .calls_mut()
             .take_completed_with(|slot, text| read_whole(views, slot, text));
         self.check(py, assembled)
     }
 
     /// The end of the stream: whatever is left, cut-off arguments repaired, as a ParseResult.
     fn finish(&mut self, py: Python<'_>) -> PyResult<ParseResult> {
-        if !self.pending.is_empty() {
-            let line = std::mem::take(&mut self.pending);
-            let mut events = Vec::new();
-            self.feed_line(py, &line, &mut events)?;
-        }
+        // A raw stream's last line, if it had no newline; its events are not handed out.
+        let views = &mut self.views;
+        let mut sink = |calls: &Accumulator, event: Event| {
+            stream_event(py, views, calls, event);
+            Ok(())
+        };
+        self.reader.end_bytes(&PyParser(py), &mut sink)?;
         let views = &self.views;
         let assembled = self
-            .core
+            .reader
+            .calls_mut()
             .finish_with(|slot, text| read_whole(views, slot, text));
         self.check(py, assembled)
     }
@@ -218,14 +218,14 @@ impl ToolCallAccumulator {
         py: Python<'py>,
         index: usize,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let Some(slot) = self.core.slot_of(index) else {
+        let Some(slot) = self.reader.calls().slot_of(index) else {
             return Ok(None);
         };
-        let view = self.catch_up(py, slot)?;
+        let view = catch_up(py, &mut self.views, self.reader.calls(), slot);
         if view.is_live() {
             return view.value(py);
         }
-        let text = self.core.arguments(slot).unwrap_or_default();
+        let text = self.reader.calls().arguments(slot).unwrap_or_default();
         // Not strict JSON (single quotes, say): what the repair pass makes of the whole text.
         if text.trim().is_empty() {
             return Ok(None);
@@ -245,528 +245,53 @@ impl ToolCallAccumulator {
     }
 }
 
-/// Python objects built from the incremental reader's tokens, kept between calls.
-#[derive(Default)]
-struct LiveView {
-    reader: Reader,
-    /// Bytes of the call's arguments read so far.
-    fed: usize,
-    built: Built,
-    /// A value could not be built as a Python object; the view stopped there.
-    unbuildable: bool,
-}
-
-/// The objects of a live view and where the next value goes.
-#[derive(Default)]
-struct Built {
-    root: Option<Py<PyAny>>,
-    /// Open containers, innermost last.
-    stack: Vec<Open>,
-    /// The open string value.
-    open: Option<OpenString>,
-}
-
-/// An open object or array and the member being written in it.
-struct Open {
-    container: Py<PyAny>,
-    is_dict: bool,
-    member: Member,
-}
-
-/// Where in its container the value being written goes.
-enum Member {
-    /// Between members of an object (after a value, before the next key).
-    None,
-    Key(Py<PyString>),
-    /// An array's element (an array keeps its last index between elements).
-    Index(usize),
-}
-
-/// A string value still arriving. It is put in its container only when shown (by partial() or
-/// its end), so a string that opens and closes between two looks is built once.
-#[derive(Default)]
-struct OpenString {
-    text: String,
-    /// The container holds all of `text`.
-    shown: bool,
-    /// The container holds some version of it (an array has its element).
-    placed: bool,
-}
-
-impl LiveView {
-    /// Reads more text. A value Python cannot hold (an int of more digits than Python converts)
-    /// stops the view, as text that is not strict JSON does: partial() then falls back to the
-    /// repair pass, and completion reads the text again.
-    fn read(&mut self, py: Python<'_>, text: &str) {
-        if self.unbuildable {
-            return;
+/// The Python event for a core event, read right after it: an "arguments" event carries the
+/// path the text ended in, from the live view caught up with it.
+fn stream_event(
+    py: Python<'_>,
+    views: &mut Vec<LiveView>,
+    calls: &Accumulator,
+    event: Event,
+) -> StreamEvent {
+    let (kind, slot) = (event.kind(), event.slot());
+    let (text, code, message) = match event {
+        Event::NameGrew { appended, .. } | Event::ArgumentsGrew { appended, .. } => {
+            (Some(appended), None, None)
         }
-        let built = &mut self.built;
-        let mut failed = false;
-        self.reader.feed_with(text, |token| {
-            failed = failed || built.apply(py, token).is_err();
-        });
-        self.unbuildable = failed;
+        Event::Failed { code, message, .. } => (None, Some(code.as_str()), Some(message)),
+        Event::Started { .. } | Event::Completed { .. } => (None, None, None),
+    };
+    let (index, id) = calls.call_key(slot);
+    let path = match kind {
+        EventKind::Arguments => catch_up(py, views, calls, slot).path(py),
+        _ => None,
+    };
+    StreamEvent {
+        kind: kind.as_str(),
+        index,
+        id,
+        path,
+        text,
+        code,
+        message,
     }
-
-    /// The view follows the text: strict JSON so far, every value built.
-    fn is_live(&self) -> bool {
-        !self.unbuildable && !self.reader.is_broken()
-    }
-
-    /// Where the text read last ended: the JSON Pointer of the innermost member being written.
-    fn path(&self, py: Python<'_>) -> Option<String> {
-        if !self.is_live() {
-            return None;
-        }
-        let mut path = String::new();
-        for open in &self.built.stack {
-            match &open.member {
-                Member::None => {}
-                Member::Key(k) => {
-                    path.push('/');
-                    let key = k.bind(py).to_cow().unwrap_or_default();
-                    for c in key.chars() {
-                        match c {
-                            '~' => path.push_str("~0"),
-                            '/' => path.push_str("~1"),
-                            c => path.push(c),
-                        }
-                    }
-                }
-                Member::Index(i) => {
-                    use std::fmt::Write;
-                    let _ = write!(path, "/{i}");
-                }
-            }
-        }
-        Some(path)
-    }
-
-    fn value<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.built.show_open_string(py)?;
-        Ok(self.built.root.as_ref().map(|r| r.bind(py).clone()))
-    }
-}
-
-impl Built {
-    fn apply(&mut self, py: Python<'_>, token: Token<'_>) -> PyResult<()> {
-        match token {
-            Token::ObjectStart => self.open_container(py, PyDict::new(py).into_any(), true),
-            Token::ArrayStart => self.open_container(py, PyList::empty(py).into_any(), false),
-            Token::End => {
-                self.stack.pop();
-                self.member_done();
-                Ok(())
-            }
-            Token::Key(k) => {
-                if let Some(top) = self.stack.last_mut() {
-                    // Keys repeat (records): jiter's cache hands out one str per key text.
-                    top.member = Member::Key(jiter::cached_py_string(py, &k).unbind());
-                }
-                Ok(())
-            }
-            Token::StringStart => {
-                self.open = Some(OpenString::default());
-                // Not in its array yet, but the path already points at it.
-                if let Some(top) = self.stack.last_mut().filter(|top| !top.is_dict) {
-                    top.member = Member::Index(top.container.bind(py).cast::<PyList>()?.len());
-                }
-                Ok(())
-            }
-            Token::StringText(t) => {
-                if let Some(open) = &mut self.open {
-                    open.text.push_str(&t);
-                    open.shown = false;
-                }
-                Ok(())
-            }
-            Token::StringEnd => {
-                self.show_open_string(py)?;
-                self.open = None;
-                self.member_done();
-                Ok(())
-            }
-            Token::Number(n) => self.scalar(py, number(py, &n)?),
-            Token::Bool(b) => {
-                let value = pyo3::types::PyBool::new(py, b)
-                    .to_owned()
-                    .into_any()
-                    .unbind();
-                self.scalar(py, value)
-            }
-            Token::Null => self.scalar(py, py.None()),
-        }
-    }
-
-    fn open_container(
-        &mut self,
-        py: Python<'_>,
-        container: Bound<'_, PyAny>,
-        is_dict: bool,
-    ) -> PyResult<()> {
-        let container = container.unbind();
-        self.place(py, container.clone_ref(py))?;
-        self.stack.push(Open {
-            container,
-            is_dict,
-            member: Member::None,
-        });
-        Ok(())
-    }
-
-    fn scalar(&mut self, py: Python<'_>, value: Py<PyAny>) -> PyResult<()> {
-        self.place(py, value)?;
-        self.member_done();
-        Ok(())
-    }
-
-    /// Puts a new value where the innermost container expects it (or at the root).
-    fn place(&mut self, py: Python<'_>, value: Py<PyAny>) -> PyResult<()> {
-        let Some(top) = self.stack.last_mut() else {
-            self.root = Some(value);
-            return Ok(());
-        };
-        let container = top.container.bind(py);
-        if top.is_dict {
-            match &top.member {
-                Member::Key(k) => container.cast::<PyDict>()?.set_item(k, value),
-                // The reader hands out a key before every member value.
-                _ => Ok(()),
-            }
-        } else {
-            let list = container.cast::<PyList>()?;
-            top.member = Member::Index(list.len());
-            list.append(value)
-        }
-    }
-
-    /// A member of the innermost object is complete: the path points at the object until the
-    /// next key (an array keeps its last index).
-    fn member_done(&mut self) {
-        if let Some(top) = self.stack.last_mut() {
-            if top.is_dict {
-                top.member = Member::None;
-            }
-        }
-    }
-
-    /// Puts the open string's text in its container (O(its length)), if it is not there yet.
-    fn show_open_string(&mut self, py: Python<'_>) -> PyResult<()> {
-        let Some(open) = &mut self.open else {
-            return Ok(());
-        };
-        if open.shown {
-            return Ok(());
-        }
-        let value = PyString::new(py, &open.text).into_any().unbind();
-        open.shown = true;
-        if !std::mem::replace(&mut open.placed, true) {
-            return self.place(py, value);
-        }
-        match self.stack.last() {
-            None => {
-                self.root = Some(value); // the arguments are one string
-                Ok(())
-            }
-            Some(top) => {
-                let container = top.container.bind(py);
-                match &top.member {
-                    Member::Key(k) => container.cast::<PyDict>()?.set_item(k, value),
-                    Member::Index(i) => container.cast::<PyList>()?.set_item(*i, value),
-                    Member::None => Ok(()),
-                }
-            }
-        }
-    }
-}
-
-/// True when the live view of `slot` has read all of `text` and found it one whole strict JSON
-/// value (what the reader completes, the strict validator accepts).
-fn read_whole(views: &[LiveView], slot: usize, text: &str) -> bool {
-    views
-        .get(slot)
-        .is_some_and(|view| view.fed == text.len() && view.is_live() && view.reader.is_complete())
-}
-
-/// A JSON number as Python's int or float (ints of any size, as json.loads reads them).
-fn number(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
-    if !text.contains(['.', 'e', 'E']) {
-        if let Ok(i) = text.parse::<i64>() {
-            return Ok(i.into_pyobject(py)?.into_any().unbind());
-        }
-        return Ok(py.get_type::<pyo3::types::PyInt>().call1((text,))?.unbind());
-    }
-    Ok(text
-        .parse::<f64>()
-        .unwrap_or(f64::NAN)
-        .into_pyobject(py)?
-        .into_any()
-        .unbind())
 }
 
 impl ToolCallAccumulator {
-    fn push(&mut self, py: Python<'_>, delta: Delta, out: &mut Vec<StreamEvent>) -> PyResult<()> {
-        let events = self.core.feed(delta);
-        self.translate(py, events, out)
-    }
-
-    /// The live view of the call in `slot`, brought up to date with its arguments text.
-    fn catch_up(&mut self, py: Python<'_>, slot: usize) -> PyResult<&mut LiveView> {
-        let text = self.core.arguments(slot).unwrap_or_default();
-        if self.views.len() <= slot {
-            self.views.resize_with(slot + 1, LiveView::default);
-        }
-        let view = &mut self.views[slot];
-        if text.len() < view.fed {
-            *view = LiveView::default(); // the buffer was freed (the call failed)
-        }
-        view.read(py, &text[view.fed..]);
-        view.fed = text.len();
-        Ok(view)
-    }
-
-    fn translate(
-        &mut self,
-        py: Python<'_>,
-        events: Vec<Event>,
-        out: &mut Vec<StreamEvent>,
-    ) -> PyResult<()> {
-        for event in events {
-            let (kind, slot, text, code, message) = match event {
-                Event::Started { slot, .. } => ("started", slot, None, None, None),
-                Event::NameGrew { slot, appended } => ("name", slot, Some(appended), None, None),
-                Event::ArgumentsGrew { slot, appended } => {
-                    ("arguments", slot, Some(appended), None, None)
-                }
-                Event::Completed { slot } => ("completed", slot, None, None, None),
-                Event::Failed {
-                    slot,
-                    code,
-                    message,
-                } => ("failed", slot, None, Some(code.as_str()), Some(message)),
-            };
-            let (index, id) = self.core.call_key(slot);
-            let path = if kind == "arguments" {
-                self.catch_up(py, slot)?.path(py)
-            } else {
-                None
-            };
-            out.push(StreamEvent {
-                kind,
-                index,
-                id,
-                path,
-                text,
-                code,
-                message,
-            });
-        }
-        Ok(())
-    }
-
-    fn feed_line(
-        &mut self,
-        py: Python<'_>,
-        line: &[u8],
-        out: &mut Vec<StreamEvent>,
-    ) -> PyResult<()> {
-        let line = line.trim_ascii();
-        let payload = line.strip_prefix(b"data:").map_or(line, <[u8]>::trim_ascii);
-        if payload.is_empty()
-            || line.starts_with(b":")
-            || line.starts_with(b"event:")
-            || line.starts_with(b"id:")
-        {
-            return Ok(());
-        }
-        if payload == b"[DONE]" {
-            let events = self.core.end_of_turn();
-            self.translate(py, events, out)?;
-            return Ok(());
-        }
-        match orjson_loads(py, PyBytes::new(py, payload).as_any())?.map(|v| v.cast_into::<PyDict>())
-        {
-            Some(Ok(d)) => self.feed_object(py, &d, out),
-            // A line that is not a JSON object (a proxy's keep-alive, a broken line) says nothing
-            // about any call.
-            _ => Ok(()),
-        }
-    }
-
-    fn feed_object(
-        &mut self,
-        py: Python<'_>,
-        d: &Bound<'_, PyDict>,
-        out: &mut Vec<StreamEvent>,
-    ) -> PyResult<()> {
-        // OpenAI chunk: choices[0].delta.tool_calls, finish_reason.
-        if let Some(choices) =
-            get(d, intern!(py, "choices")).and_then(|c| c.cast_into::<PyList>().ok())
-        {
-            for choice in choices.iter() {
-                let Ok(choice) = choice.cast_into::<PyDict>() else {
-                    continue;
-                };
-                if let Some(delta) =
-                    get(&choice, intern!(py, "delta")).and_then(|x| x.cast_into::<PyDict>().ok())
-                {
-                    self.feed_deltas(py, &delta, out)?;
-                }
-                if get(&choice, intern!(py, "finish_reason")).is_some() {
-                    let events = self.core.end_of_turn();
-                    self.translate(py, events, out)?;
-                }
-            }
-            return Ok(());
-        }
-        // Ollama line: whole calls in message.tool_calls; done ends the turn.
-        if let Some(message) =
-            get(d, intern!(py, "message")).and_then(|m| m.cast_into::<PyDict>().ok())
-        {
-            if let Some(calls) =
-                get(&message, intern!(py, "tool_calls")).and_then(|c| c.cast_into::<PyList>().ok())
-            {
-                for call in calls.iter() {
-                    let Ok(call) = call.cast_into::<PyDict>() else {
-                        continue;
-                    };
-                    let function = get(&call, intern!(py, "function"))
-                        .and_then(|f| f.cast_into::<PyDict>().ok());
-                    let index =
-                        int_of(function.as_ref().and_then(|f| get(f, intern!(py, "index"))))
-                            .unwrap_or(self.next_ollama_index);
-                    self.next_ollama_index = index + 1;
-                    let arguments = match function
-                        .as_ref()
-                        .and_then(|f| get(f, intern!(py, "arguments")))
-                    {
-                        Some(a) if a.is_instance_of::<PyString>() => {
-                            Some(a.cast_into::<PyString>()?.to_str()?.to_owned())
-                        }
-                        Some(a) => Some(orjson_dumps(py, &a)?),
-                        None => None,
-                    };
-                    let delta = Delta {
-                        index,
-                        id: get(&call, intern!(py, "id"))
-                            .and_then(|i| i.str().ok())
-                            .map(|s| s.to_string()),
-                        name: function
-                            .as_ref()
-                            .and_then(|f| get(f, intern!(py, "name")))
-                            .and_then(|n| n.str().ok())
-                            .map(|s| s.to_string()),
-                        arguments,
-                        complete: true,
-                    };
-                    self.push(py, delta, out)?;
-                }
-            }
-            if get(d, intern!(py, "done")).is_some_and(|done| done.is_truthy().unwrap_or(false)) {
-                let events = self.core.end_of_turn();
-                self.translate(py, events, out)?;
-            }
-            return Ok(());
-        }
-        // A bare delta ({"tool_calls": [...]}) as some clients pass it on.
-        self.feed_deltas(py, d, out)
-    }
-
-    fn feed_deltas(
-        &mut self,
-        py: Python<'_>,
-        delta: &Bound<'_, PyDict>,
-        out: &mut Vec<StreamEvent>,
-    ) -> PyResult<()> {
-        let Some(calls) =
-            get(delta, intern!(py, "tool_calls")).and_then(|c| c.cast_into::<PyList>().ok())
-        else {
-            return Ok(());
-        };
-        for (position, call) in calls.iter().enumerate() {
-            let Ok(call) = call.cast_into::<PyDict>() else {
-                continue;
-            };
-            let function =
-                get(&call, intern!(py, "function")).and_then(|f| f.cast_into::<PyDict>().ok());
-            let text = |key: &Bound<'_, PyString>| -> Option<String> {
-                function
-                    .as_ref()
-                    .and_then(|f| get(f, key))
-                    .and_then(|v| v.str().ok())
-                    .map(|s| s.to_string())
-            };
-            let delta = Delta {
-                index: int_of(get(&call, intern!(py, "index"))).unwrap_or(position),
-                id: get(&call, intern!(py, "id"))
-                    .and_then(|i| i.str().ok())
-                    .map(|s| s.to_string()),
-                name: text(intern!(py, "name")),
-                arguments: text(intern!(py, "arguments")),
-                complete: false,
-            };
-            self.push(py, delta, out)?;
-        }
-        Ok(())
-    }
-
-    /// The live view's value of an assembled call, when it holds exactly its arguments: all of
-    /// the text read, strict JSON (nothing repaired), one whole object.
-    fn whole_view<'py>(
-        &self,
-        py: Python<'py>,
-        call: &toolmend_core::stream::AssembledCall,
-    ) -> Option<Bound<'py, PyAny>> {
-        if !call.repairs.is_empty() || !read_whole(&self.views, call.slot, &call.raw_arguments) {
-            return None;
-        }
-        let root = self.views[call.slot].built.root.as_ref()?.bind(py);
-        root.is_instance_of::<PyDict>().then(|| root.clone())
-    }
-
+    /// The assembled calls through the pipeline; valid arguments the live view has read whole
+    /// are taken from it, not read again.
     fn check(
         &self,
         py: Python<'_>,
-        assembled: Vec<
-            Result<toolmend_core::stream::AssembledCall, toolmend_core::stream::FailedCall>,
-        >,
+        assembled: Vec<Result<AssembledCall, FailedCall>>,
     ) -> PyResult<ParseResult> {
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
-        let mut pipeline = Pipeline::new(py, registry.as_deref(), self.limits, true);
-        for call in assembled {
-            let candidate = match call {
-                Ok(c) => Candidate {
-                    id: c.id.as_deref().map(|id| PyString::new(py, id)),
-                    name: Some(PyString::new(py, &c.name).into_any()),
-                    // Valid arguments that the live view has read whole are not read again.
-                    arguments: Some(Some(
-                        self.whole_view(py, &c)
-                            .unwrap_or_else(|| PyString::new(py, &c.arguments).into_any()),
-                    )),
-                    raw: Some(PyString::new(py, &c.raw_arguments).into_any()),
-                    index: c.index,
-                    source: "stream",
-                    log: c.repairs,
-                    unreadable: None,
-                },
-                Err(f) => Candidate {
-                    id: f.id.map(|id| PyString::new(py, &id)),
-                    name: Some(PyString::new(py, &f.name).into_any()),
-                    arguments: Some(Some(PyString::new(py, &f.raw_arguments).into_any())),
-                    raw: None,
-                    index: f.index,
-                    source: "stream",
-                    log: Vec::new(),
-                    unreadable: Some(Failure {
-                        position: f.position,
-                        ..Failure::new(f.code, f.message, f.suggestion)
-                    }),
-                },
-            };
-            pipeline.run(candidate)?;
-        }
-        pipeline.into_result(String::new())
+        let host = PyHost::new(py, registry.as_deref());
+        let mut pipeline = Pipeline::new(&host, self.limits, true);
+        check_stream(&mut pipeline, assembled, |call| {
+            whole_view(py, &self.views, call).map(Obj)
+        })?;
+        ParseResult::from_pipeline(py, pipeline, String::new())
     }
 }
 
@@ -832,22 +357,24 @@ impl TextCallParser {
     ) -> PyResult<Vec<Py<PyAny>>> {
         use toolmend_core::extract::TextEvent;
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
+        let host = PyHost::new(py, registry.as_deref());
         let mut out = Vec::new();
         for event in events {
             match event {
                 TextEvent::Text(text) => out.push(PyString::new(py, &text).into_any().unbind()),
                 TextEvent::Calls(found) => {
-                    let mut pipeline = Pipeline::new(py, registry.as_deref(), self.limits, true);
+                    let mut pipeline = Pipeline::new(&host, self.limits, true);
                     for call in found {
-                        pipeline.run(Candidate::found(py, call, self.next_index))?;
+                        pipeline.run(Candidate::found(&host, call, self.next_index))?;
                         self.next_index += 1;
                     }
                     // In the order they were found.
+                    let (calls, errors) = into_classes(py, pipeline)?;
                     let mut items: Vec<(usize, Py<PyAny>)> = Vec::new();
-                    for call in pipeline.calls {
+                    for call in calls {
                         items.push((call.index(), Py::new(py, call)?.into_any()));
                     }
-                    for error in pipeline.errors {
+                    for error in errors {
                         items.push((error.index(), Py::new(py, error)?.into_any()));
                     }
                     items.sort_by_key(|(i, _)| *i);

@@ -1,0 +1,459 @@
+//! The checks every tool call goes through, in order: a function (TLP-001), a name that is a
+//! string (TLP-003), not empty (TLP-002), of allowed characters (TLP-003) and length (TLP-005),
+//! text that could be read (what the stream or the text format found), arguments (missing or
+//! blank: `{}`; an object: held to the limits; text: parsed, repaired; anything else, or text
+//! that is not an object: TLP-004), the tool (TSR-001) and its schema. A call Ollama left in the
+//! content after it parsed it runs once. Calls keep their wire index; calls found in the text
+//! continue after it.
+//!
+//! The checks are written over [`JsonLike`] values and a [`Host`] for the steps that belong to
+//! the backend (parsing argument text into its values, walking them, validating them in place),
+//! so serde values run them here and Python objects in the binding.
+
+mod reply;
+mod serde_host;
+#[cfg(test)]
+mod tests;
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use crate::error::{Error, ErrorCode};
+use crate::extract::{check_name, FoundCall};
+use crate::limits::Limits;
+use crate::repair::Repair;
+use crate::schema::{Registry, Tool, Violation};
+use crate::stream::{AssembledCall, FailedCall};
+use crate::wire::{ErrorOf, JsonLike};
+
+pub use reply::{check_reply, check_stream};
+pub use serde_host::SerdeHost;
+
+/// Where a call was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CallSource {
+    /// The reply's structured `tool_calls` field.
+    ToolCalls,
+    /// Assembled from a stream's fragments.
+    Stream,
+    /// Written in the text, in the named format ("hermes", "mistral", "bare_json", ...).
+    Text(&'static str),
+}
+
+impl CallSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallSource::ToolCalls => "tool_calls",
+            CallSource::Stream => "stream",
+            CallSource::Text(format) => format,
+        }
+    }
+}
+
+/// Why a call could not be used: a code, a message, where, the schema's complaints, a fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub code: ErrorCode,
+    pub message: String,
+    /// Byte offset of the fault in the raw arguments (or in the content, for a call written in
+    /// text); None when the fault has no place.
+    pub position: Option<usize>,
+    /// The schema violations, when the arguments did not match the tool's schema.
+    pub violations: Vec<Violation>,
+    pub suggestion: String,
+}
+
+impl Failure {
+    pub fn new(code: ErrorCode, message: impl Into<String>, suggestion: &str) -> Self {
+        Failure {
+            code,
+            message: message.into(),
+            position: None,
+            violations: Vec::new(),
+            suggestion: suggestion.into(),
+        }
+    }
+
+    /// Arguments the repair pass could not read (or over a limit), at the error's position.
+    pub fn unparsed(e: &Error) -> Self {
+        Failure {
+            position: Some(e.position),
+            ..Failure::new(
+                e.code(),
+                format!("Arguments could not be parsed: {e}"),
+                e.suggestion(),
+            )
+        }
+    }
+}
+
+/// The arguments of a call as found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arguments<V> {
+    /// The call has no function at all (TLP-001).
+    NoFunction,
+    /// The function gave no arguments: `{}`.
+    Missing,
+    Given(V),
+}
+
+/// A call as found: on the wire, in a stream or in text.
+#[derive(Clone, Debug)]
+pub struct Candidate<V> {
+    /// The id as given (any value; the binding reads it as text).
+    pub id: Option<V>,
+    pub name: Option<V>,
+    pub arguments: Arguments<V>,
+    /// The arguments as received, where `arguments` holds them already read and held to the
+    /// limits (a stream's live view); None means they are `arguments`.
+    pub raw: Option<V>,
+    pub index: usize,
+    pub source: CallSource,
+    /// Repairs made to find the call (to the text around it, or to its streamed arguments).
+    pub repairs: Vec<Repair>,
+    /// Why the call's text could not be read at all (a text format's JSON beyond repair, a
+    /// streamed call over the limits); reported once the name has been checked.
+    pub unreadable: Option<Failure>,
+}
+
+impl<V> Candidate<V> {
+    /// A call found in text.
+    pub fn found<H: Host<Value = V>>(host: &H, call: FoundCall, index: usize) -> Self {
+        Candidate {
+            id: call.id.map(|id| host.string(&id)),
+            name: call.name.map(|n| host.string(&n)),
+            arguments: match call.arguments {
+                Some(a) => Arguments::Given(host.string(&a)),
+                None => Arguments::Missing,
+            },
+            raw: None,
+            index,
+            source: CallSource::Text(call.format),
+            repairs: call.repairs,
+            unreadable: call.error.as_ref().map(Failure::unparsed),
+        }
+    }
+
+    /// A call assembled from a stream. `arguments` is the value already read from its text,
+    /// when the host has one (the binding's live view); otherwise the text is read.
+    pub fn assembled<H: Host<Value = V>>(
+        host: &H,
+        call: AssembledCall,
+        arguments: Option<V>,
+    ) -> Self {
+        Candidate {
+            id: call.id.map(|id| host.string(&id)),
+            name: Some(host.string(&call.name)),
+            arguments: Arguments::Given(arguments.unwrap_or_else(|| host.string(&call.arguments))),
+            raw: Some(host.string(&call.raw_arguments)),
+            index: call.index,
+            source: CallSource::Stream,
+            repairs: call.repairs,
+            unreadable: None,
+        }
+    }
+
+    /// A streamed call that failed while it was assembled.
+    pub fn failed<H: Host<Value = V>>(host: &H, call: FailedCall) -> Self {
+        Candidate {
+            id: call.id.map(|id| host.string(&id)),
+            name: Some(host.string(&call.name)),
+            arguments: Arguments::Given(host.string(&call.raw_arguments)),
+            raw: None,
+            index: call.index,
+            source: CallSource::Stream,
+            repairs: Vec::new(),
+            unreadable: Some(Failure {
+                position: call.position,
+                ..Failure::new(call.code, call.message, call.suggestion)
+            }),
+        }
+    }
+}
+
+/// A call ready to run: its arguments an object that matched the tool's schema (when there is
+/// a registry).
+#[derive(Clone, Debug)]
+pub struct CheckedCall<V> {
+    /// The id as given; None when the call came without one (the binding makes one).
+    pub id: Option<V>,
+    /// The name: a string.
+    pub name: V,
+    pub arguments: V,
+    /// The arguments as received.
+    pub raw: Option<V>,
+    pub index: usize,
+    pub source: CallSource,
+    /// Repairs made to find the call and to its arguments.
+    pub repairs: Vec<Repair>,
+}
+
+/// A call that cannot be used, and why. Other calls are not affected.
+#[derive(Clone, Debug)]
+pub struct RejectedCall<V> {
+    pub failure: Failure,
+    pub tool_name: Option<String>,
+    pub raw: Option<V>,
+    pub index: usize,
+}
+
+/// The steps that belong to a backend: making values, reading argument text into them,
+/// walking them for the limits, validating them against a tool's schema, comparing them.
+pub trait Host {
+    type Value: JsonLike;
+
+    /// The tool registry calls are checked against, if any.
+    fn registry(&self) -> Option<&Registry>;
+    /// A string value.
+    fn string(&self, text: &str) -> Self::Value;
+    /// An empty object: the arguments of a call that gave none.
+    fn empty_object(&self) -> Self::Value;
+    /// An object given as arguments, held to the size and depth limits.
+    fn walk_limits(&self, object: &Self::Value, limits: &Limits) -> Result<(), Failure>;
+    /// The bytes of argument text (`JsonLike::is_text`).
+    fn text_bytes<'v>(&self, text: &'v Self::Value) -> Result<std::borrow::Cow<'v, [u8]>, Failure>;
+    /// Argument text (`bytes`, not blank) as a value: strict JSON directly, the rest through the
+    /// repair pass when `repair` is on; with the repairs made.
+    fn parse_arguments(
+        &self,
+        text: &Self::Value,
+        bytes: &[u8],
+        limits: &Limits,
+        repair: bool,
+    ) -> Result<(Self::Value, Vec<Repair>), Failure>;
+    /// Validates an object against the tool's schema (under the registry's own limits): the
+    /// violations, or the message of a failure to check at all.
+    fn validate(
+        &self,
+        tool: &Arc<Tool>,
+        arguments: &Self::Value,
+    ) -> Result<Result<(), Vec<Violation>>, String>;
+    /// Whether two argument values are equal (for the duplicate-call rule).
+    fn same_value(&self, a: &Self::Value, b: &Self::Value) -> bool;
+}
+
+/// Runs calls through the checks and keeps the outcome of each.
+pub struct Pipeline<'h, H: Host> {
+    host: &'h H,
+    limits: Limits,
+    repair: bool,
+    pub calls: Vec<CheckedCall<H::Value>>,
+    pub errors: Vec<RejectedCall<H::Value>>,
+}
+
+impl<'h, H: Host> Pipeline<'h, H> {
+    pub fn new(host: &'h H, limits: Limits, repair: bool) -> Self {
+        Pipeline {
+            host,
+            limits,
+            repair,
+            calls: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn host(&self) -> &'h H {
+        self.host
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Checks one call and keeps it as a call or an error. A call found in text that repeats a
+    /// call of the `tool_calls` field (same name, equal arguments) is dropped: Ollama can leave
+    /// a call it parsed in the content too, and it runs once.
+    pub fn run(&mut self, c: Candidate<H::Value>) -> Result<(), ErrorOf<H::Value>> {
+        let name = match &c.name {
+            Some(n) => n.as_str()?,
+            None => None,
+        };
+        let raw = c.raw.clone().or_else(|| match &c.arguments {
+            Arguments::Given(a) => Some(a.clone()),
+            _ => None,
+        });
+        match self.check(&c, name) {
+            Ok((arguments, repairs)) => {
+                if c.source != CallSource::ToolCalls && self.repeats_a_call(name, &arguments) {
+                    return Ok(());
+                }
+                let Some(name_value) = c.name else {
+                    unreachable!("a call passes the checks only with a name");
+                };
+                let mut all = c.repairs;
+                all.extend(repairs);
+                self.calls.push(CheckedCall {
+                    id: c.id,
+                    name: name_value,
+                    arguments,
+                    raw,
+                    index: c.index,
+                    source: c.source,
+                    repairs: all,
+                });
+            }
+            Err(failure) => {
+                let tool_name = name
+                    .map(str::to_owned)
+                    .or_else(|| c.name.as_ref().and_then(JsonLike::display));
+                self.errors.push(RejectedCall {
+                    failure,
+                    tool_name,
+                    raw,
+                    index: c.index,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a fault that is no call's own (a stream's line too long to read) at `index`.
+    pub fn reject(&mut self, index: usize, failure: Failure) {
+        self.errors.push(RejectedCall {
+            failure,
+            tool_name: None,
+            raw: None,
+            index,
+        });
+    }
+
+    fn repeats_a_call(&self, name: Option<&str>, arguments: &H::Value) -> bool {
+        self.calls.iter().any(|call| {
+            call.source == CallSource::ToolCalls
+                && call.name.as_str().ok().flatten() == name
+                && self.host.same_value(&call.arguments, arguments)
+        })
+    }
+
+    /// The checks in the order of the pipeline: function, name, arguments, tool, schema.
+    fn check(
+        &self,
+        c: &Candidate<H::Value>,
+        name: Option<&str>,
+    ) -> Result<(H::Value, Vec<Repair>), Failure> {
+        if matches!(c.arguments, Arguments::NoFunction) {
+            return Err(Failure::new(
+                ErrorCode::MissingFunction,
+                "Tool call has no function: a function with a name is required",
+                "send each call as {\"function\": {\"name\": ..., \"arguments\": {...}}}",
+            ));
+        }
+        let name = match (name, &c.name) {
+            (Some(n), _) => n,
+            (None, Some(other)) if !other.is_null() => {
+                return Err(Failure::new(
+                    ErrorCode::InvalidName,
+                    format!("Function name must be a string, not {}", other.type_name()),
+                    "give the tool's name as a string",
+                ));
+            }
+            (None, _) => {
+                return Err(Failure::new(
+                    ErrorCode::EmptyName,
+                    "Function name is required: the call has no name",
+                    "name the tool to call",
+                ))
+            }
+        };
+        check_name(name).map_err(|(code, message)| {
+            Failure::new(
+                code,
+                message,
+                "use the tool's name exactly as it was declared",
+            )
+        })?;
+        if let Some(failure) = &c.unreadable {
+            return Err(failure.clone());
+        }
+        // Looked up now, reported after the limits (the pipeline's order). A registry that
+        // validates an object under the same limits walks it once for both.
+        let registry = self.host.registry();
+        let tool = registry.map(|r| r.get(name));
+        let registry_walks = matches!(tool, Some(Ok(_)))
+            && registry.is_some_and(|r| *r.limits() == self.limits_no_deadline());
+        let (value, repairs) = match &c.arguments {
+            Arguments::NoFunction | Arguments::Missing => (self.host.empty_object(), Vec::new()),
+            // No walk where the registry walks anyway or the stream held the limits.
+            Arguments::Given(a) if a.is_object() && (registry_walks || c.raw.is_some()) => {
+                (a.clone(), Vec::new())
+            }
+            Arguments::Given(a) if a.is_object() => {
+                self.host.walk_limits(a, &self.limits)?;
+                (a.clone(), Vec::new())
+            }
+            Arguments::Given(a) if a.is_text() => self.parse_arguments(a)?,
+            Arguments::Given(a) => return Err(not_an_object(a)),
+        };
+        if !value.is_object() {
+            return Err(not_an_object(&value));
+        }
+        if let (Some(tool), Some(_)) = (tool, registry) {
+            let tool = tool
+                .map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
+            self.validate(&tool, &value, name)?;
+        }
+        Ok((value, repairs))
+    }
+
+    /// The limits without the repair deadline, as a registry holds them.
+    fn limits_no_deadline(&self) -> Limits {
+        Limits {
+            timeout_ms: 0,
+            ..self.limits
+        }
+    }
+
+    /// JSON text arguments; blank text (OpenAI-compatible servers send "" for a call without
+    /// arguments) is `{}`.
+    fn parse_arguments(&self, text: &H::Value) -> Result<(H::Value, Vec<Repair>), Failure> {
+        let bytes = self.host.text_bytes(text)?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok((self.host.empty_object(), Vec::new()));
+        }
+        self.host
+            .parse_arguments(text, &bytes, &self.limits, self.repair)
+    }
+
+    fn validate(&self, tool: &Arc<Tool>, value: &H::Value, name: &str) -> Result<(), Failure> {
+        match self.host.validate(tool, value) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(violations)) => {
+                let first = &violations[0];
+                let message = format!(
+                    "Arguments of '{name}' do not match its schema: {} error{} ({}: {})",
+                    violations.len(),
+                    if violations.len() == 1 { "" } else { "s" },
+                    first.path,
+                    first.message
+                );
+                let (code, suggestion) = (first.code, first.suggestion.clone());
+                Err(Failure {
+                    violations,
+                    ..Failure::new(code, message, &suggestion)
+                })
+            }
+            Err(message) => Err(Failure::new(ErrorCode::CallConstruction, message, "")),
+        }
+    }
+}
+
+fn not_an_object<V: JsonLike>(value: &V) -> Failure {
+    Failure::new(
+        ErrorCode::Unparseable,
+        format!("Arguments must be a JSON object, not {}", value.type_name()),
+        "send the arguments as one JSON object",
+    )
+}
+
+/// "call_" and 16 hex digits, unique in the process (a counter mixed with a per-process key):
+/// the id of a call that came without one.
+pub fn new_call_id() -> String {
+    static KEY: OnceLock<RandomState> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!(
+        "call_{:016x}",
+        KEY.get_or_init(RandomState::new).hash_one(n)
+    )
+}

@@ -1,0 +1,301 @@
+//! The pipeline end to end over serde values: reply bytes in, checked calls and coded errors out.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::repair::RepairKind;
+use crate::schema::Definition;
+use crate::stream::Accumulator;
+use crate::wire::{read_reply, SerdeParser, StreamReader};
+
+struct Outcome {
+    calls: Vec<CheckedCall<Value>>,
+    errors: Vec<RejectedCall<Value>>,
+    text: String,
+}
+
+impl Outcome {
+    fn codes(&self) -> Vec<&'static str> {
+        self.errors
+            .iter()
+            .map(|e| e.failure.code.as_str())
+            .collect()
+    }
+
+    fn names(&self) -> Vec<(usize, &str)> {
+        self.calls
+            .iter()
+            .map(|c| (c.index, c.name.as_str().unwrap()))
+            .collect()
+    }
+}
+
+fn no_deadline() -> Limits {
+    Limits {
+        timeout_ms: 0,
+        ..Limits::default()
+    }
+}
+
+fn parse_with(body: &str, registry: Option<&Registry>, limits: Limits, repair: bool) -> Outcome {
+    let host = SerdeHost::new(registry);
+    let mut pipeline = Pipeline::new(&host, limits, repair);
+    let message = read_reply(&SerdeParser, body.as_bytes(), &limits).unwrap();
+    let text = check_reply(&mut pipeline, message, true).unwrap();
+    Outcome {
+        calls: pipeline.calls,
+        errors: pipeline.errors,
+        text,
+    }
+}
+
+fn parse(body: &Value) -> Outcome {
+    parse_with(&body.to_string(), None, no_deadline(), true)
+}
+
+fn ollama(calls: Vec<Value>, content: &str) -> Value {
+    json!({"model": "m", "message": {"role": "assistant", "content": content, "tool_calls": calls}, "done": true})
+}
+
+fn call(name: Value, arguments: Value) -> Value {
+    json!({"function": {"name": name, "arguments": arguments}})
+}
+
+fn registry() -> Registry {
+    let registry = Registry::new(true, no_deadline());
+    let schema = json!({
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    });
+    registry
+        .register(Definition {
+            name: "read_file".into(),
+            description: String::new(),
+            version: "1.0.0".into(),
+            category: None,
+            schema,
+        })
+        .unwrap();
+    registry
+}
+
+#[test]
+fn every_code_in_the_order_of_the_checks() {
+    let deep = format!("{}1{}", "{\"a\":".repeat(100), "}".repeat(100));
+    let cases = [
+        (json!({"id": "call_1"}), "TLP-001"),
+        (json!({"id": "call_1", "function": null}), "TLP-001"),
+        (call(json!(""), json!("{}")), "TLP-002"),
+        (call(json!("   "), json!("{}")), "TLP-002"),
+        (json!({"function": {"arguments": "{}"}}), "TLP-002"),
+        (call(json!("read-file"), json!("{}")), "TLP-003"),
+        (call(json!(42), json!("{}")), "TLP-003"),
+        (call(json!("read_file"), json!("just words")), "TLP-004"),
+        (call(json!("read_file"), json!("[1, 2]")), "TLP-004"),
+        (call(json!("read_file"), json!([1, 2])), "TLP-004"),
+        (call(json!("x".repeat(65)), json!("{}")), "TLP-005"),
+        (call(json!("read_file"), json!(deep)), "TLP-008"),
+    ];
+    for (bad, code) in cases {
+        let ok = call(json!("read_file"), json!({"path": "ok"}));
+        let out = parse(&ollama(vec![bad.clone(), ok], ""));
+        assert_eq!(out.codes(), [code], "{bad}");
+        assert_eq!(
+            out.names(),
+            [(1, "read_file")],
+            "one bad call spoils nothing else"
+        );
+        assert_eq!(out.errors[0].index, 0);
+        assert!(!out.errors[0].failure.message.is_empty());
+    }
+}
+
+#[test]
+fn a_name_that_is_not_a_string_is_named_by_its_type() {
+    let out = parse(&ollama(vec![call(json!(42), json!({}))], ""));
+    let error = &out.errors[0];
+    assert_eq!(
+        error.failure.message,
+        "Function name must be a string, not int"
+    );
+    assert_eq!(error.tool_name.as_deref(), Some("42"));
+}
+
+#[test]
+fn broken_arguments_are_repaired_and_the_raw_text_kept() {
+    let body = json!({"choices": [{"message": {"tool_calls": [
+        {"id": "call_a", "function": {"name": "read_file", "arguments": "{\"path\": \"t.txt\",}"}},
+        {"function": {"name": "now", "arguments": ""}},
+    ]}}]});
+    let out = parse(&body);
+    let first = &out.calls[0];
+    assert_eq!(first.arguments, json!({"path": "t.txt"}));
+    assert_eq!(first.raw, Some(json!("{\"path\": \"t.txt\",}")));
+    assert_eq!(first.id, Some(json!("call_a")));
+    let kinds: Vec<_> = first.repairs.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [RepairKind::TrailingComma]);
+    assert_eq!(
+        out.calls[1].arguments,
+        json!({}),
+        "blank text is no arguments"
+    );
+    assert_eq!(out.calls[1].id, None);
+    // With repair off, the same text is refused.
+    let strict = parse_with(&body.to_string(), None, no_deadline(), false);
+    assert_eq!(strict.codes(), ["TLP-004"]);
+}
+
+#[test]
+fn unparseable_arguments_carry_a_position() {
+    let out = parse(&ollama(
+        vec![call(json!("read_file"), json!("path: x"))],
+        "",
+    ));
+    let error = &out.errors[0];
+    assert_eq!(
+        (error.failure.code, error.failure.position),
+        (ErrorCode::Unparseable, Some(0))
+    );
+    assert_eq!(error.raw, Some(json!("path: x")));
+    assert!(!error.failure.suggestion.is_empty());
+}
+
+#[test]
+fn arguments_over_the_size_limit_as_text_or_object() {
+    let limits = Limits {
+        max_size: 50,
+        ..no_deadline()
+    };
+    let long = "x".repeat(60);
+    let text = json!({"path": long}).to_string();
+    for arguments in [json!(text), json!({"path": long})] {
+        let body = ollama(vec![call(json!("read_file"), arguments)], "");
+        let out = parse_with(&body.to_string(), None, limits, true);
+        assert_eq!(out.codes(), ["TLP-007"]);
+    }
+}
+
+#[test]
+fn wire_indexes_are_kept_and_text_calls_come_after() {
+    let body = json!({"message": {
+        "content": "Also: <tool_call>{\"name\": \"b\", \"arguments\": {}}</tool_call>",
+        "tool_calls": [
+            {"function": {"index": 4, "name": "a", "arguments": {}}},
+            {"index": 2, "function": {"name": "c", "arguments": {}}},
+            {"function": {"name": "d", "arguments": {}}},
+        ],
+    }});
+    let out = parse(&body);
+    assert_eq!(out.names(), [(4, "a"), (2, "c"), (2, "d"), (5, "b")]);
+    assert_eq!(
+        out.calls[3].source.as_str(),
+        "hermes",
+        "found in the text, in that format"
+    );
+    assert_eq!(out.calls[0].source, CallSource::ToolCalls);
+    assert_eq!(out.text.trim(), "Also:");
+}
+
+#[test]
+fn a_call_repeated_in_the_content_runs_once() {
+    let content = "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>\
+                   <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}</tool_call>";
+    let body = ollama(
+        vec![call(json!("read_file"), json!({"path": "a"}))],
+        content,
+    );
+    let out = parse(&body);
+    let paths: Vec<_> = out
+        .calls
+        .iter()
+        .map(|c| c.arguments["path"].clone())
+        .collect();
+    assert_eq!(paths, [json!("a"), json!("b")]);
+}
+
+#[test]
+fn the_registry_checks_tool_and_schema() {
+    let registry = registry();
+    let body = ollama(
+        vec![
+            call(json!("read_file"), json!({"path": 7})),
+            call(json!("nope"), json!({})),
+            call(json!("read_file"), json!("{\"path\": \"ok\"}")),
+        ],
+        "",
+    );
+    let out = parse_with(&body.to_string(), Some(&registry), no_deadline(), true);
+    assert_eq!(out.codes(), ["TSR-004", "TSR-001"]);
+    let mismatch = &out.errors[0].failure;
+    assert_eq!(mismatch.violations[0].path, "/path");
+    assert!(mismatch
+        .message
+        .starts_with("Arguments of 'read_file' do not match its schema: 1 error"));
+    assert_eq!(out.names(), [(2, "read_file")]);
+    // A prose object naming no known tool stays text when there is a registry.
+    let prose = ollama(vec![], "{\"name\": \"nope\", \"arguments\": {}}");
+    let out = parse_with(&prose.to_string(), Some(&registry), no_deadline(), true);
+    assert!(out.calls.is_empty() && out.errors.is_empty());
+}
+
+#[test]
+fn a_body_that_is_text_is_read_for_calls() {
+    let out = parse_with(
+        "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\",}",
+        None,
+        no_deadline(),
+        true,
+    );
+    assert_eq!(out.names(), [(0, "get_weather")]);
+    assert_eq!(out.calls[0].arguments, json!({"city": "Paris"}));
+}
+
+#[test]
+fn stream_calls_and_a_lost_line_go_through_the_same_checks() {
+    let limits = Limits {
+        max_size: 20,
+        ..no_deadline()
+    };
+    let mut reader = StreamReader::new(limits);
+    let mut sink = |_: &Accumulator, _| Ok::<(), std::convert::Infallible>(());
+    let line = |name: &str, args: &str| {
+        format!("{{\"message\":{{\"tool_calls\":[{{\"function\":{{\"name\":\"{name}\",\"arguments\":{args}}}}}]}}}}\n")
+    };
+    let mut stream = line("read_file", "{\"path\":\"a\"}");
+    stream.push_str(&line("bad-name", "{}"));
+    stream.push_str(&"x".repeat(crate::wire::line_limit(&limits) + 1));
+    stream.push('\n');
+    stream.push_str(&line("read_file", "{\"path\":\"b\"}"));
+    reader
+        .feed_bytes(stream.as_bytes(), &SerdeParser, &mut sink)
+        .unwrap();
+    let calls = reader.calls_mut().finish();
+    let host = SerdeHost::new(None);
+    let mut pipeline = Pipeline::new(&host, limits, true);
+    check_stream(&mut pipeline, calls, |_| None).unwrap();
+    let names: Vec<_> = pipeline
+        .calls
+        .iter()
+        .map(|c| (c.index, c.name.as_str().unwrap(), c.source.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [(0, "read_file", "stream"), (3, "read_file", "stream")]
+    );
+    let errors: Vec<_> = pipeline
+        .errors
+        .iter()
+        .map(|e| (e.index, e.failure.code.as_str(), e.tool_name.as_deref()))
+        .collect();
+    assert_eq!(
+        errors,
+        [(1, "TLP-003", Some("bad-name")), (2, "TLP-007", None)]
+    );
+}
+
+#[test]
+fn made_ids_are_unique() {
+    let (a, b) = (new_call_id(), new_call_id());
+    assert!(a.starts_with("call_") && a.len() == 21 && a != b);
+}

@@ -1,0 +1,319 @@
+//! Streamed chunks into call fragments: OpenAI chunks (`choices[].delta.tool_calls[]`, argument
+//! text in pieces, `finish_reason`), Ollama lines (`message.tool_calls[]`, whole calls with
+//! object arguments, `done`), bare deltas, and raw bytes of either stream split anywhere.
+
+use crate::limits::Limits;
+use crate::stream::{Accumulator, Delta, Event};
+
+use super::framing::{line_kind, Frame, LineFramer, LineKind};
+use super::value::{ErrorOf, JsonLike, Key, Parser};
+
+/// The longest line of a raw stream that is read, for a size limit: a line carries at most a
+/// fragment of arguments held to `max_size`, written inside a JSON string where one byte can take
+/// six (`<` is `\u003c` from Go's encoder), and the chunk around it. Ollama's lines hold whole
+/// calls, each within `max_size` and written without escapes.
+pub fn line_limit(limits: &Limits) -> usize {
+    limits.max_size.saturating_mul(6).saturating_add(64 * 1024)
+}
+
+/// Reads one streamed turn into the accumulator: chunks as values, or the raw bytes of the
+/// stream. Every event is handed to a sink with the accumulator as it stands right after it
+/// (the binding reads the arguments text then, for the path an event ended in).
+#[derive(Debug)]
+pub struct StreamReader {
+    calls: Accumulator,
+    lines: LineFramer,
+    /// The `data:` lines of a server-sent event whose first line was not JSON on its own,
+    /// joined by newlines (an event may write its JSON over several lines): read at the event's
+    /// end. `held_ends` marks where each line ends in `held`.
+    held: Vec<u8>,
+    held_ends: Vec<usize>,
+    /// The index of the next Ollama call that carries none: they count up through the turn.
+    next_ollama_index: usize,
+}
+
+impl StreamReader {
+    pub fn new(limits: Limits) -> Self {
+        StreamReader {
+            calls: Accumulator::new(limits),
+            lines: LineFramer::new(line_limit(&limits)),
+            held: Vec::new(),
+            held_ends: Vec::new(),
+            next_ollama_index: 0,
+        }
+    }
+
+    /// The calls read so far.
+    pub fn calls(&self) -> &Accumulator {
+        &self.calls
+    }
+
+    pub fn calls_mut(&mut self) -> &mut Accumulator {
+        &mut self.calls
+    }
+
+    /// One fragment in wire-neutral form.
+    pub fn feed_delta<E>(
+        &mut self,
+        delta: Delta,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let events = self.calls.feed(delta);
+        self.emit(events, sink)
+    }
+
+    /// One chunk as a value: an OpenAI chunk, an Ollama line, or a bare delta
+    /// (`{"tool_calls": [...]}`) as some clients pass it on.
+    pub fn feed_chunk<V: JsonLike>(
+        &mut self,
+        chunk: &V,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
+    ) -> Result<(), V::Error> {
+        if let Some(choices) = chunk.get(Key::Choices).and_then(|c| c.items()) {
+            for choice in choices.iter().filter(|c| c.is_object()) {
+                if let Some(delta) = choice.get(Key::Delta).filter(JsonLike::is_object) {
+                    self.feed_deltas(&delta, sink)?;
+                }
+                if choice.get(Key::FinishReason).is_some() {
+                    self.end_of_turn(sink)?;
+                }
+            }
+            return Ok(());
+        }
+        if let Some(message) = chunk.get(Key::Message).filter(JsonLike::is_object) {
+            for call in message
+                .get(Key::ToolCalls)
+                .and_then(|c| c.items())
+                .unwrap_or_default()
+                .iter()
+                .filter(|c| c.is_object())
+            {
+                let delta = self.ollama_call(call)?;
+                self.feed_delta(delta, sink)?;
+            }
+            if chunk.get(Key::Done).is_some_and(|done| done.is_truthy()) {
+                self.end_of_turn(sink)?;
+            }
+            return Ok(());
+        }
+        self.feed_deltas(chunk, sink)
+    }
+
+    /// Raw bytes of an SSE or NDJSON stream, split anywhere. Lines are parsed by `parser`; a
+    /// line that is not a JSON object (a proxy's keep-alive, a broken line) says nothing about
+    /// any call. A line too long to read fails the calls it may have carried (TLP-007).
+    pub fn feed_bytes<P: Parser>(
+        &mut self,
+        bytes: &[u8],
+        parser: &P,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+    ) -> Result<(), ErrorOf<P::Value>> {
+        // The framer is moved out while it hands lines to the reader (both are `self`).
+        let mut lines = std::mem::take(&mut self.lines);
+        let done = lines.push(bytes, |frame| self.frame(frame, parser, sink));
+        self.lines = lines;
+        done
+    }
+
+    /// The raw stream ended: its last line, if it had no newline, and the event it ends.
+    pub fn end_bytes<P: Parser>(
+        &mut self,
+        parser: &P,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+    ) -> Result<(), ErrorOf<P::Value>> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let done = lines.finish(|frame| self.frame(frame, parser, sink));
+        self.lines = lines;
+        done?;
+        self.read_held(parser, sink)
+    }
+
+    fn frame<P: Parser>(
+        &mut self,
+        frame: Frame<'_>,
+        parser: &P,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+    ) -> Result<(), ErrorOf<P::Value>> {
+        let line = match frame {
+            Frame::Line(line) => line,
+            Frame::TooLong => {
+                self.read_held(parser, sink)?;
+                let limit = self.lines_limit();
+                let (events, lost_index) = self.calls.refuse_line(limit);
+                if let Some(index) = lost_index {
+                    self.next_ollama_index = self.next_ollama_index.max(index + 1);
+                }
+                return self.emit(events, sink);
+            }
+        };
+        match line_kind(line) {
+            LineKind::Ignored => Ok(()),
+            LineKind::Blank => self.read_held(parser, sink),
+            LineKind::Done => {
+                self.read_held(parser, sink)?;
+                self.end_of_turn(sink)
+            }
+            LineKind::Bare(payload) => {
+                self.read_held(parser, sink)?;
+                self.read_line(payload, parser, sink).map(drop)
+            }
+            LineKind::Data(payload) => {
+                if self.held_ends.is_empty() {
+                    // One JSON object per data line, as every known server writes them: read now.
+                    if self.read_line(payload, parser, sink)? {
+                        return Ok(());
+                    }
+                } else if self.held.len() + 1 + payload.len() > self.lines_limit() {
+                    // An event longer than a line may be: its lines are read one by one.
+                    self.read_held_alone(parser, sink)?;
+                    return self.frame(Frame::Line(line), parser, sink);
+                } else {
+                    self.held.push(b'\n');
+                }
+                self.held.extend_from_slice(payload);
+                self.held_ends.push(self.held.len());
+                Ok(())
+            }
+        }
+    }
+
+    fn lines_limit(&self) -> usize {
+        line_limit(self.calls.limits())
+    }
+
+    /// Reads one JSON line; true when it was an object (and was fed).
+    fn read_line<P: Parser>(
+        &mut self,
+        payload: &[u8],
+        parser: &P,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+    ) -> Result<bool, ErrorOf<P::Value>> {
+        match parser.parse(payload)?.filter(JsonLike::is_object) {
+            Some(chunk) => self.feed_chunk(&chunk, sink).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// The event whose lines were held has ended: its lines read joined, or, when that is not
+    /// a JSON object (a keep-alive line before a chunk, say), each line alone. The first line
+    /// was read alone already; each byte is read at most twice.
+    fn read_held<P: Parser>(
+        &mut self,
+        parser: &P,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+    ) -> Result<(), ErrorOf<P::Value>> {
+        if self.held_ends.len() < 2 {
+            self.held.clear();
+            self.held_ends.clear();
+            return Ok(());
+        }
+        let held = std::mem::take(&mut self.held);
+        let joined = self.read_line(&held, parser, sink);
+        self.held = held;
+        if joined? {
+            self.held.clear();
+            self.held_ends.clear();
+            return Ok(());
+        }
+        self.read_held_alone(parser, sink)
+    }
+
+    /// Each held line after the first, alone; then nothing is held.
+    fn read_held_alone<P: Parser>(
+        &mut self,
+        parser: &P,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+    ) -> Result<(), ErrorOf<P::Value>> {
+        let held = std::mem::take(&mut self.held);
+        let ends = std::mem::take(&mut self.held_ends);
+        let mut done = Ok(());
+        for pair in ends.windows(2) {
+            // A line starts after the newline that ends the one before.
+            done = self
+                .read_line(&held[pair[0] + 1..pair[1]], parser, sink)
+                .map(drop);
+            if done.is_err() {
+                break;
+            }
+        }
+        self.held = held;
+        self.held.clear();
+        self.held_ends = ends;
+        self.held_ends.clear();
+        done
+    }
+
+    fn end_of_turn<E>(
+        &mut self,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let events = self.calls.end_of_turn();
+        self.emit(events, sink)
+    }
+
+    fn emit<E>(
+        &self,
+        events: Vec<Event>,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), E>,
+    ) -> Result<(), E> {
+        events
+            .into_iter()
+            .try_for_each(|event| sink(&self.calls, event))
+    }
+
+    /// OpenAI deltas: argument text in pieces, the call's index on the entry (its place in the
+    /// list when missing).
+    fn feed_deltas<V: JsonLike>(
+        &mut self,
+        delta: &V,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
+    ) -> Result<(), V::Error> {
+        let Some(calls) = delta.get(Key::ToolCalls).and_then(|c| c.items()) else {
+            return Ok(());
+        };
+        for (position, call) in calls.iter().enumerate() {
+            if !call.is_object() {
+                continue;
+            }
+            let function = call.get(Key::Function).filter(JsonLike::is_object);
+            let text = |key| function.as_ref()?.get(key)?.display();
+            let delta = Delta {
+                index: call
+                    .get(Key::Index)
+                    .and_then(|i| i.as_index())
+                    .unwrap_or(position),
+                id: call.get(Key::Id).and_then(|i| i.display()),
+                name: text(Key::Name),
+                arguments: text(Key::Arguments),
+                complete: false,
+            };
+            self.feed_delta(delta, sink)?;
+        }
+        Ok(())
+    }
+
+    /// An Ollama call: whole, its arguments an object (written as JSON text here), its index in
+    /// `function.index` or counted through the turn.
+    fn ollama_call<V: JsonLike>(&mut self, call: &V) -> Result<Delta, V::Error> {
+        let function = call.get(Key::Function).filter(JsonLike::is_object);
+        let member = |key| function.as_ref().and_then(|f| f.get(key));
+        let index = member(Key::Index)
+            .and_then(|i| i.as_index())
+            .unwrap_or(self.next_ollama_index);
+        self.next_ollama_index = index + 1;
+        let arguments = match member(Key::Arguments) {
+            Some(a) => Some(match a.as_str()? {
+                Some(text) => text.to_owned(),
+                None => a.to_json()?,
+            }),
+            None => None,
+        };
+        Ok(Delta {
+            index,
+            id: call.get(Key::Id).and_then(|i| i.display()),
+            name: member(Key::Name).and_then(|n| n.display()),
+            arguments,
+            complete: true,
+        })
+    }
+}

@@ -1,0 +1,19 @@
+//! Reply and chunk shapes on the wire: Ollama's `/api/chat` (a reply object, or NDJSON lines
+//! with whole calls) and OpenAI-compatible completions (a reply object, or server-sent events
+//! with argument text in pieces).
+//!
+//! Every shape is read over [`JsonLike`] values, so the same code reads serde values here and
+//! Python objects in the binding; raw bytes are framed into lines in time linear in their size.
+
+mod chunks;
+mod envelope;
+mod framing;
+mod value;
+
+pub use chunks::{line_limit, StreamReader};
+pub use envelope::{message_of, message_parts, read_reply, read_unparsed_reply, ReplyMessage};
+pub use framing::{line_kind, Frame, LineFramer, LineKind};
+pub use value::{ErrorOf, JsonLike, Key, Parser, SerdeParser};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,271 @@
+//! The stream reader over serde values: recorded streams, chunk shapes, framing.
+
+use std::convert::Infallible;
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::error::ErrorCode;
+use crate::limits::Limits;
+use crate::stream::{Accumulator, AssembledCall, Event, EventKind, FailedCall};
+
+const RECORDED: [(&str, &[u8]); 5] = [
+    (
+        "ollama_chat_two_calls",
+        include_bytes!("../../../../tests/data/streams/ollama_chat_two_calls.ndjson"),
+    ),
+    (
+        "openai_stream_parallel_tools",
+        include_bytes!("../../../../tests/data/streams/openai_stream_parallel_tools.sse"),
+    ),
+    (
+        "openai_stream_pydantic_tool",
+        include_bytes!("../../../../tests/data/streams/openai_stream_pydantic_tool.sse"),
+    ),
+    (
+        "openai_stream_single_tool",
+        include_bytes!("../../../../tests/data/streams/openai_stream_single_tool.sse"),
+    ),
+    (
+        "openai_stream_strict_tool",
+        include_bytes!("../../../../tests/data/streams/openai_stream_strict_tool.sse"),
+    ),
+];
+
+type Calls = Vec<Result<AssembledCall, FailedCall>>;
+
+/// Feeds `chunks` of raw stream, ends it, and returns the event kinds and every call.
+fn read_bytes(limits: Limits, chunks: &[&[u8]]) -> (Vec<(EventKind, usize)>, Calls) {
+    let mut reader = StreamReader::new(limits);
+    let mut events = Vec::new();
+    let mut sink = |calls: &Accumulator, e: Event| {
+        events.push((e.kind(), calls.call_key(e.slot()).0));
+        Ok::<(), Infallible>(())
+    };
+    for chunk in chunks {
+        reader.feed_bytes(chunk, &SerdeParser, &mut sink).unwrap();
+    }
+    reader.end_bytes(&SerdeParser, &mut sink).unwrap();
+    let calls = reader.calls_mut().finish();
+    (events, calls)
+}
+
+/// (index, id, name, arguments) of the calls that assembled.
+fn summary(calls: &Calls) -> Vec<(usize, Option<String>, String, String)> {
+    calls
+        .iter()
+        .flatten()
+        .map(|c| (c.index, c.id.clone(), c.name.clone(), c.arguments.clone()))
+        .collect()
+}
+
+#[test]
+fn recorded_streams_give_their_calls_however_they_are_split() {
+    for (name, bytes) in RECORDED {
+        let (_, whole) = read_bytes(Limits::default(), &[bytes]);
+        assert!(
+            !whole.is_empty() && whole.iter().all(Result::is_ok),
+            "{name}"
+        );
+        for call in whole.iter().flatten() {
+            assert!(call.id.is_some() && !call.name.is_empty(), "{name}");
+            let arguments: Value = serde_json::from_str(&call.arguments).unwrap();
+            assert!(arguments.is_object(), "{name}");
+        }
+        for step in [1, 2, 3, 7, 64, 1000] {
+            let chunks: Vec<&[u8]> = bytes.chunks(step).collect();
+            let (_, split) = read_bytes(Limits::default(), &chunks);
+            assert_eq!(
+                summary(&split),
+                summary(&whole),
+                "{name} in {step}-byte chunks"
+            );
+        }
+    }
+}
+
+#[test]
+fn ollama_lines_carry_whole_calls_with_object_arguments() {
+    let (events, calls) = read_bytes(Limits::default(), &[RECORDED[0].1]);
+    let completed = events
+        .iter()
+        .filter(|(k, _)| *k == EventKind::Completed)
+        .count();
+    assert_eq!(completed, 2, "each Ollama call is complete as it arrives");
+    let calls = summary(&calls);
+    assert_eq!(
+        calls
+            .iter()
+            .map(|(i, id, _, a)| (*i, id.as_deref().unwrap(), a.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (0, "call_4f1a9z0b", r#"{"city":"New York"}"#),
+            (1, "call_8k2m1x7q", r#"{"city":"Paris"}"#),
+        ]
+    );
+}
+
+#[test]
+fn ollama_calls_without_an_index_count_up() {
+    let mut reader = StreamReader::new(Limits::default());
+    let mut sink = |_: &Accumulator, _: Event| Ok::<(), Infallible>(());
+    for name in ["a", "b"] {
+        let line =
+            json!({"message": {"tool_calls": [{"function": {"name": name, "arguments": {}}}]}});
+        reader.feed_chunk(&line, &mut sink).unwrap();
+    }
+    let calls = reader.calls_mut().finish();
+    let got: Vec<_> = summary(&calls)
+        .into_iter()
+        .map(|(i, _, n, _)| (i, n))
+        .collect();
+    assert_eq!(got, [(0, "a".into()), (1, "b".into())]);
+}
+
+#[test]
+fn openai_chunks_bare_deltas_and_the_end_of_the_turn() {
+    let mut reader = StreamReader::new(Limits::default());
+    let mut kinds = Vec::new();
+    let mut sink = |_: &Accumulator, e: Event| {
+        kinds.push(e.kind().as_str());
+        Ok::<(), Infallible>(())
+    };
+    let start = json!({"choices": [{"delta": {"tool_calls": [
+        {"index": 0, "id": "c1", "function": {"name": "f", "arguments": "{\"a\""}}
+    ]}}]});
+    reader.feed_chunk(&start, &mut sink).unwrap();
+    // A bare delta, as some clients pass them on; the index is the entry's place when missing.
+    let more = json!({"tool_calls": [{"function": {"arguments": ": 1}"}}]});
+    reader.feed_chunk(&more, &mut sink).unwrap();
+    let end = json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]});
+    reader.feed_chunk(&end, &mut sink).unwrap();
+    assert_eq!(
+        kinds,
+        ["started", "name", "arguments", "arguments", "completed"]
+    );
+    let calls = reader.calls_mut().take_completed();
+    assert_eq!(
+        summary(&calls),
+        [(0, Some("c1".into()), "f".into(), "{\"a\": 1}".into())]
+    );
+}
+
+#[test]
+fn sse_comments_crlf_done_and_keep_alives() {
+    let stream = concat!(
+        ": keep-alive\r\n",
+        "event: chunk\r\n",
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\r\n",
+        "\r\n",
+        "data: ping\r\n",
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"d\",\"function\":{\"name\":\"g\",\"arguments\":\"[]\"}}]}}]}\r\n",
+        "\r\n",
+        "data: [DONE]\r\n",
+    );
+    let (events, calls) = read_bytes(Limits::default(), &[stream.as_bytes()]);
+    assert_eq!(
+        summary(&calls)
+            .into_iter()
+            .map(|(_, _, n, _)| n)
+            .collect::<Vec<_>>(),
+        ["f", "g"],
+        "a data line that is not JSON does not hide the next one"
+    );
+    assert_eq!(
+        events.last(),
+        Some(&(EventKind::Completed, 1)),
+        "[DONE] ends the turn"
+    );
+}
+
+#[test]
+fn an_event_whose_json_spans_several_data_lines_is_read_joined() {
+    let stream = concat!(
+        "data: {\"choices\": [{\"delta\": {\"tool_calls\": [\n",
+        "data: {\"index\": 0, \"id\": \"c\", \"function\": {\"name\": \"f\", \"arguments\": \"{}\"}}\n",
+        "data: ]}}]}\n",
+        "\n",
+    );
+    let bytes = stream.as_bytes();
+    for step in [1, 5, bytes.len()] {
+        let chunks: Vec<&[u8]> = bytes.chunks(step).collect();
+        let (_, calls) = read_bytes(Limits::default(), &chunks);
+        let names: Vec<_> = summary(&calls).into_iter().map(|(_, _, n, _)| n).collect();
+        assert_eq!(names, ["f"], "{step}-byte chunks");
+    }
+}
+
+#[test]
+fn a_line_too_long_fails_the_open_call_at_once() {
+    let limits = Limits {
+        max_size: 100,
+        ..Limits::default()
+    };
+    let limit = line_limit(&limits);
+    let open = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"big\",\"arguments\":\"{\\\"a\\\": \\\"\"}}]}}]}\n";
+    let huge = vec![b'x'; limit + 1];
+    let mut reader = StreamReader::new(limits);
+    let failed = std::cell::RefCell::new(Vec::new());
+    let mut sink = |calls: &Accumulator, e: Event| {
+        if let Event::Failed { code, .. } = &e {
+            failed
+                .borrow_mut()
+                .push((calls.call_key(e.slot()).0, *code));
+        }
+        Ok::<(), Infallible>(())
+    };
+    reader
+        .feed_bytes(open.as_bytes(), &SerdeParser, &mut sink)
+        .unwrap();
+    for chunk in huge.chunks(1024) {
+        reader.feed_bytes(chunk, &SerdeParser, &mut sink).unwrap();
+    }
+    assert_eq!(
+        *failed.borrow(),
+        [(0, ErrorCode::TooLarge)],
+        "refused before its newline"
+    );
+    let next = "\ndata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"d\",\"function\":{\"name\":\"small\",\"arguments\":\"{}\"}}]}}]}\n";
+    reader
+        .feed_bytes(next.as_bytes(), &SerdeParser, &mut sink)
+        .unwrap();
+    let calls = reader.calls_mut().finish();
+    assert_eq!(summary(&calls)[0].2, "small", "the stream goes on");
+    let error = calls[0].as_ref().unwrap_err();
+    assert_eq!((error.code, error.lost_line), (ErrorCode::TooLarge, false));
+}
+
+#[test]
+fn a_line_too_long_with_no_call_open_is_reported_after_the_last_index() {
+    let limits = Limits {
+        max_size: 10,
+        ..Limits::default()
+    };
+    let first =
+        "{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"a\",\"arguments\":{}}}]}}\n";
+    let mut huge = b"{\"message\":{\"content\":\"".to_vec();
+    huge.resize(line_limit(&limits) + 10, b'x');
+    huge.push(b'\n');
+    let last = "{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"c\",\"arguments\":{}}}]},\"done\":true}\n";
+    let whole = [first.as_bytes(), &huge, last.as_bytes()].concat();
+    let (events, calls) = read_bytes(limits, &[&whole]);
+    assert!(events.contains(&(EventKind::Started, 1)) && events.contains(&(EventKind::Failed, 1)));
+    let lost = calls
+        .iter()
+        .find_map(|c| c.as_ref().err())
+        .expect("the loss is reported");
+    assert!(lost.lost_line && lost.code == ErrorCode::TooLarge && lost.index == 1);
+    let got: Vec<_> = summary(&calls)
+        .into_iter()
+        .map(|(i, _, n, _)| (i, n))
+        .collect();
+    assert_eq!(
+        got,
+        [(0, "a".into()), (2, "c".into())],
+        "the next call takes the next index"
+    );
+    // The same however the bytes arrive.
+    let chunks: Vec<&[u8]> = whole.chunks(7).collect();
+    let (_, split) = read_bytes(limits, &chunks);
+    assert_eq!(split, calls);
+}

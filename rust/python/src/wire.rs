@@ -1,0 +1,143 @@
+//! Python objects as the core's JSON-like values, so the core's wire shapes and pipeline read
+//! them in place: dicts from orjson (or the caller) are never converted, member names are
+//! interned once, and JSON text is parsed by orjson (valid) or built by jiter (repaired).
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
+use toolmend_core::wire::{
+    message_parts, read_unparsed_reply, JsonLike, Key, Parser, ReplyMessage,
+};
+use toolmend_core::Limits;
+
+use crate::convert::{input_bytes, orjson_dumps, orjson_loads, python_objects};
+
+/// The member name as an interned Python string: a lookup hashes no new string.
+fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
+    match key {
+        Key::Arguments => intern!(py, "arguments"),
+        Key::Choices => intern!(py, "choices"),
+        Key::Content => intern!(py, "content"),
+        Key::Delta => intern!(py, "delta"),
+        Key::Done => intern!(py, "done"),
+        Key::FinishReason => intern!(py, "finish_reason"),
+        Key::Function => intern!(py, "function"),
+        Key::Id => intern!(py, "id"),
+        Key::Index => intern!(py, "index"),
+        Key::Message => intern!(py, "message"),
+        Key::Name => intern!(py, "name"),
+        Key::ToolCalls => intern!(py, "tool_calls"),
+    }
+}
+
+/// A Python object as the core reads JSON-like values (a newtype: the trait and `Bound` are
+/// both the binding's dependencies).
+#[derive(Clone, Debug)]
+#[repr(transparent)]
+pub(crate) struct Obj<'py>(pub(crate) Bound<'py, PyAny>);
+
+impl<'py> JsonLike for Obj<'py> {
+    type Error = PyErr;
+
+    fn get(&self, k: Key) -> Option<Self> {
+        let dict = self.0.cast::<PyDict>().ok()?;
+        dict.get_item(key(self.0.py(), k))
+            .ok()
+            .flatten()
+            .filter(|v| !v.is_none())
+            .map(Obj)
+    }
+
+    fn has(&self, k: Key) -> bool {
+        self.0
+            .cast::<PyDict>()
+            .is_ok_and(|d| d.contains(key(self.0.py(), k)).unwrap_or(false))
+    }
+
+    fn is_null(&self) -> bool {
+        self.0.is_none()
+    }
+
+    fn is_object(&self) -> bool {
+        self.0.is_instance_of::<PyDict>()
+    }
+
+    fn is_text(&self) -> bool {
+        self.0.is_instance_of::<PyString>() || self.0.is_instance_of::<PyBytes>()
+    }
+
+    fn as_str(&self) -> PyResult<Option<&str>> {
+        match self.0.cast::<PyString>() {
+            Ok(s) => s.to_str().map(Some),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn items(&self) -> Option<Vec<Self>> {
+        Some(self.0.cast::<PyList>().ok()?.iter().map(Obj).collect())
+    }
+
+    fn as_index(&self) -> Option<usize> {
+        if self.0.is_instance_of::<PyInt>() {
+            self.0.extract::<usize>().ok()
+        } else {
+            None
+        }
+    }
+
+    fn is_truthy(&self) -> bool {
+        self.0.is_truthy().unwrap_or(false)
+    }
+
+    fn type_name(&self) -> String {
+        if self.0.is_none() {
+            return "null".into();
+        }
+        self.0
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "object".into())
+    }
+
+    fn display(&self) -> Option<String> {
+        self.0.str().ok().map(|s| s.to_string())
+    }
+
+    fn to_json(&self) -> PyResult<String> {
+        orjson_dumps(self.0.py(), &self.0)
+    }
+}
+
+/// orjson for JSON text (strict), jiter for what the repair pass wrote (it holds any number).
+#[derive(Clone, Copy)]
+pub(crate) struct PyParser<'py>(pub(crate) Python<'py>);
+
+impl<'py> Parser for PyParser<'py> {
+    type Value = Obj<'py>;
+
+    fn parse(&self, json: &[u8]) -> PyResult<Option<Obj<'py>>> {
+        Ok(orjson_loads(self.0, PyBytes::new(self.0, json).as_any())?.map(Obj))
+    }
+
+    fn build(&self, json: &[u8]) -> Option<Obj<'py>> {
+        python_objects(self.0, json).ok().map(Obj)
+    }
+}
+
+/// The message of a reply body: a dict as it is, a body orjson reads as one (straight from the
+/// str or bytes object, no copy), else what the core makes of the bytes.
+pub(crate) fn read_reply<'py>(
+    py: Python<'py>,
+    body: &Bound<'py, PyAny>,
+    limits: &Limits,
+) -> PyResult<ReplyMessage<Obj<'py>>> {
+    if body.is_instance_of::<PyDict>() {
+        return message_parts(&Obj(body.clone()));
+    }
+    if let Some(reply) = orjson_loads(py, body)?.filter(|v| v.is_instance_of::<PyDict>()) {
+        return message_parts(&Obj(reply));
+    }
+    let bytes = input_bytes(body)?;
+    read_unparsed_reply(&PyParser(py), &bytes, limits)
+}
