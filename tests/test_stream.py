@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolmend import ParseError, ParseResult, TextCallParser, ToolCallAccumulator, ToolCallDelta, ToolRegistry
+from toolmend import MAX_DEPTH_CEILING, ParseError, ParseResult, TextCallParser, ToolCallAccumulator, ToolCallDelta, ToolRegistry
 
 STREAMS = Path(__file__).parent / "data" / "streams"
 RECORDED = sorted(STREAMS.glob("*.sse")) + sorted(STREAMS.glob("*.ndjson"))
@@ -303,7 +303,7 @@ DOCUMENTS = st.recursive(
 def test_partial_after_any_split_ends_equal_to_the_document(document: dict[str, Any], data: st.DataObject) -> None:
     text = json.dumps(document, ensure_ascii=data.draw(st.booleans()))
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
-    acc = ToolCallAccumulator(max_depth=1000)
+    acc = ToolCallAccumulator(max_depth=MAX_DEPTH_CEILING)
     for start, end in zip([0, *cuts], [*cuts, len(text)]):
         acc.feed(ToolCallDelta(0, name="t", arguments=text[start:end]))
         assert acc.partial(0) is None or isinstance(acc.partial(0), dict)

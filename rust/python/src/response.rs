@@ -237,7 +237,7 @@ pub(crate) fn into_classes(
 
 /// Turns a model's reply into checked tool calls; see the Python docstring.
 #[pyfunction]
-#[pyo3(signature = (body, registry=None, *, repair=true, text_calls=true, max_size=1_048_576, max_depth=64, timeout_ms=100))]
+#[pyo3(signature = (body, registry=None, *, repair=true, text_calls=true, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms))]
 #[allow(clippy::too_many_arguments)]
 pub fn parse_response<'py>(
     py: Python<'py>,
@@ -249,11 +249,7 @@ pub fn parse_response<'py>(
     max_depth: usize,
     timeout_ms: u64,
 ) -> PyResult<ParseResult> {
-    let limits = Limits {
-        max_size,
-        max_depth,
-        timeout_ms,
-    };
+    let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
     let host = PyHost::new(py, registry.as_deref());
     let mut pipeline = Pipeline::new(&host, limits, repair);
     let message = read_reply(py, body, &limits)?;

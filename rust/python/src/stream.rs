@@ -101,24 +101,20 @@ pub struct ToolCallAccumulator {
 #[pymethods]
 impl ToolCallAccumulator {
     #[new]
-    #[pyo3(signature = (registry=None, *, max_size=1_048_576, max_depth=64, timeout_ms=100))]
+    #[pyo3(signature = (registry=None, *, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms))]
     fn new(
         registry: Option<Py<PyToolRegistry>>,
         max_size: usize,
         max_depth: usize,
         timeout_ms: u64,
-    ) -> Self {
-        let limits = Limits {
-            max_size,
-            max_depth,
-            timeout_ms,
-        };
-        ToolCallAccumulator {
+    ) -> PyResult<Self> {
+        let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
+        Ok(ToolCallAccumulator {
             reader: StreamReader::new(limits),
             limits,
             registry,
             views: Vec::new(),
-        }
+        })
     }
 
     /// Takes one chunk (an OpenAI stream chunk or delta, an Ollama /api/chat line, raw bytes or
@@ -309,25 +305,21 @@ pub struct TextCallParser {
 #[pymethods]
 impl TextCallParser {
     #[new]
-    #[pyo3(signature = (registry=None, *, max_buffer=50_000, max_size=1_048_576, max_depth=64, timeout_ms=100))]
+    #[pyo3(signature = (registry=None, *, max_buffer=50_000, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms))]
     fn new(
         registry: Option<Py<PyToolRegistry>>,
         max_buffer: usize,
         max_size: usize,
         max_depth: usize,
         timeout_ms: u64,
-    ) -> Self {
-        let limits = Limits {
-            max_size,
-            max_depth,
-            timeout_ms,
-        };
-        TextCallParser {
+    ) -> PyResult<Self> {
+        let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
+        Ok(TextCallParser {
             core: toolmend_core::extract::TextCallParser::new(limits, max_buffer),
             limits,
             registry,
             next_index: 0,
-        }
+        })
     }
 
     /// One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order.
