@@ -512,11 +512,6 @@ impl Accumulator {
         self.take_completed_with(known_valid)
     }
 
-    /// The limits the calls are held to.
-    pub fn limits(&self) -> &Limits {
-        &self.limits
-    }
-
     /// The arguments text so far of the call in `slot`.
     pub fn arguments(&self, slot: usize) -> Option<&str> {
         self.calls.get(slot).map(|c| c.arguments.as_str())

@@ -30,16 +30,25 @@ pub struct StreamReader {
     held_ends: Vec<usize>,
     /// The index of the next Ollama call that carries none: they count up through the turn.
     next_ollama_index: usize,
+    /// The longest line read (the framer's limit; also caps what an event holds).
+    line_limit: usize,
 }
 
 impl StreamReader {
     pub fn new(limits: Limits) -> Self {
+        Self::with_line_limit(limits, line_limit(&limits))
+    }
+
+    /// A reader that takes raw lines up to `line_limit` bytes (tests and fuzzing reach the
+    /// refusal with small lines).
+    pub fn with_line_limit(limits: Limits, line_limit: usize) -> Self {
         StreamReader {
             calls: Accumulator::new(limits),
-            lines: LineFramer::new(line_limit(&limits)),
+            lines: LineFramer::new(line_limit),
             held: Vec::new(),
             held_ends: Vec::new(),
             next_ollama_index: 0,
+            line_limit,
         }
     }
 
@@ -128,6 +137,7 @@ impl StreamReader {
         self.read_held(parser, sink)
     }
 
+    /// One line of a raw stream, or the refusal of one too long to read.
     fn frame<P: Parser>(
         &mut self,
         frame: Frame<'_>,
@@ -138,7 +148,7 @@ impl StreamReader {
             Frame::Line(line) => line,
             Frame::TooLong => {
                 self.read_held(parser, sink)?;
-                let limit = self.lines_limit();
+                let limit = self.line_limit;
                 let (events, lost_index) = self.calls.refuse_line(limit);
                 if let Some(index) = lost_index {
                     self.next_ollama_index = self.next_ollama_index.max(index + 1);
@@ -163,7 +173,7 @@ impl StreamReader {
                     if self.read_line(payload, parser, sink)? {
                         return Ok(());
                     }
-                } else if self.held.len() + 1 + payload.len() > self.lines_limit() {
+                } else if self.held.len() + 1 + payload.len() > self.line_limit {
                     // An event longer than a line may be: its lines are read one by one.
                     self.read_held_alone(parser, sink)?;
                     return self.frame(Frame::Line(line), parser, sink);
@@ -175,10 +185,6 @@ impl StreamReader {
                 Ok(())
             }
         }
-    }
-
-    fn lines_limit(&self) -> usize {
-        line_limit(self.calls.limits())
     }
 
     /// Reads one JSON line; true when it was an object (and was fed).
