@@ -26,11 +26,13 @@
 //!   which write only whitespace, do not re-read it; the few places that change the output
 //!   other than by appending tell it so (`rewrote_output_from`).
 //!
-//! Every look-ahead adds the bytes it reads to the engine's work count, and every engine loop
-//! counts its turns and checks the deadline every `CHECK_EVERY` units, so a deadline holds even
-//! inside a string that runs to the end of the input. (Loops that only consume bytes, such as
-//! a bare word's or a number's, are bounded by what they consume and need no count.) The tests count that work on hostile
-//! inputs at two sizes and expect it to grow by the same factor as the input.
+//! The look-aheads that can read far add the bytes they read to the engine's work count; the
+//! engine loops that call look-aheads count their turns and check the deadline every
+//! `CHECK_EVERY` units, and a look-ahead that reads far in one call polls it itself, so a
+//! deadline holds even inside a string that runs to the end of the input. (Loops that only
+//! consume bytes, such as a bare word's or a number's, are bounded by what they consume.) The
+//! tests count that work on hostile inputs at two sizes and expect it to grow by the same
+//! factor as the input.
 
 use super::engine::{After, Engine, Expect, Frame};
 use crate::scan::{self, is_ident, is_ws, literal_at, skip_ws, Delimiter};

@@ -61,6 +61,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     });
                     kept_quote = true;
                     self.out.extend_from_slice(delim.inner);
+                    // A quote that did not close the string looked ahead to decide so; the
+                    // other stops only consume bytes.
+                    self.tick()?;
                 }
                 b'"' => {
                     // Inside a string with other delimiters: escaped for the double-quoted output.
@@ -91,9 +94,6 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.pos += 1;
                 }
             }
-            // Only a string that goes on past a stop byte gets here; the quotes that did not
-            // close it may each have looked ahead.
-            self.tick()?;
         }
     }
 
