@@ -179,7 +179,6 @@ TEXT_FORMATS = [
     ("hermes", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}'),
     ("hermes", '<tool_call>{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}</tool_call>'),
     ("fenced_tool_call", '```tool_call\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'),
-    ("fenced_json", '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'),
     ("mistral", '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]'),
     ("mistral", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}'),
     ("llama3", '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}'),
@@ -206,6 +205,16 @@ def test_text_formats(registry: ToolRegistry, source: str, content: str) -> None
     assert [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Paris"})]
     assert result.calls[0].source == (source if source != "functionary" or "<tool_call>" not in content else "functionary")
     assert result.text == "Checking."
+
+
+def test_fenced_json_call_is_a_call_only_as_the_whole_reply(registry: ToolRegistry) -> None:
+    # A ```json fence amid prose is a sample the model shows; alone it is how small models call.
+    fence = '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'
+    result = parse_response({"message": {"role": "assistant", "content": fence}}, registry)
+    assert [(c.name, c.arguments, c.source) for c in result.calls] == [("get_weather", {"city": "Paris"}, "fenced_json")]
+    assert result.text == ""
+    quoted = parse_response({"message": {"role": "assistant", "content": "Checking. " + fence}}, registry)
+    assert quoted.calls == () and quoted.errors == () and quoted.text == "Checking. " + fence
 
 
 def test_text_calls_follow_structured_calls_in_index(registry: ToolRegistry) -> None:

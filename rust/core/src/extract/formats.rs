@@ -1,19 +1,20 @@
 //! The text formats models write tool calls in, one table entry each (markers and sources in
-//! ../shared/research/wire_formats.md). Adding a format is one entry here, and at most one body
-//! reader below.
+//! ../shared/research/wire_formats.md), the places where a call is only quoted, and the body
+//! readers. Adding a format is one entry here, and at most one body reader below.
 
 use std::sync::OnceLock;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
 
-use super::shape::{looks_pythonic, names_a_tool, pythonic_calls, value_end, Context, JsonCalls};
-use super::{FoundCall, TextCalls};
+use super::shape::{pythonic_calls, value_end, Context, JsonCalls};
+use super::FoundCall;
+use crate::error::{Error, ErrorKind};
 use crate::limits::Limits;
 
 /// How the text after a format's opening marker is read.
-#[derive(Clone, Copy)]
-enum Body {
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Body {
     /// JSON: a call object, a list of them, or several separated by `;` or newlines.
     Calls(Context),
     /// `NAME[ARGS]{...}` or `NAME{...}` (Mistral v11+).
@@ -30,17 +31,22 @@ enum Body {
     Pythonic,
     /// A marker with no call of its own (section begin/end): removed from the text.
     Strip,
-    /// `<think>...</think>`: kept as text, and nothing inside it is a call.
-    Think,
+    /// Text that only quotes: thinking, or a tool's result echoed back. Kept as text up to its
+    /// closing marker, and nothing inside it is a call. Thinking is not part of the answer, so
+    /// it does not stop a fenced call from being the whole reply; an echoed result does.
+    Quote { think: bool },
 }
 
-struct Format {
-    name: &'static str,
-    open: &'static str,
-    /// The first of these after the body ends it (and is cut with it). With none found, the body
-    /// runs to the next marker or the end of the text: closing tags are often missing.
-    close: &'static [&'static str],
-    body: Body,
+pub(super) struct Format {
+    pub name: &'static str,
+    pub open: &'static str,
+    /// The first of these after the body, outside strings, ends it (and is cut with it). With
+    /// none found, the body ends after its JSON when prose follows, at the next marker of the
+    /// same format, or at the end of the text: closing tags are often missing.
+    pub close: &'static [&'static str],
+    pub body: Body,
+    /// How many bytes at the end of the marker belong to the body (`functools[` opens a list).
+    pub keep: usize,
 }
 
 const fn format(
@@ -54,13 +60,27 @@ const fn format(
         open,
         close,
         body,
+        keep: 0,
     }
 }
 
 const MARKED: Body = Body::Calls(Context::Marked);
+const QUOTE: Body = Body::Quote { think: false };
 const DEEPSEEK_END: &[&str] = &["<｜tool▁call▁end｜>", "<|tool▁call▁end|>"];
 
-static FORMATS: &[Format] = &[
+/// The marker of a fence whose language says it holds a call, and of one that holds JSON.
+/// Fences are found by their backticks (see `engine`), not by the marker automaton.
+pub(super) const FENCED_TOOL_CALL: usize = 0;
+pub(super) const FENCED_JSON: usize = 1;
+
+pub(super) static FORMATS: &[Format] = &[
+    format("fenced_tool_call", "```tool_call", &["```"], MARKED),
+    format(
+        "fenced_json",
+        "```json",
+        &["```"],
+        Body::Calls(Context::Prose),
+    ),
     format("hermes", "<tool_call>", &["</tool_call>"], MARKED),
     format("granite", "<|tool_call|>", &[], MARKED),
     format(
@@ -82,7 +102,11 @@ static FORMATS: &[Format] = &[
         &["<|eom_id|>", "<|eot_id|>"],
         MARKED,
     ),
-    format("phi4", "functools", &[], MARKED),
+    // The list bracket is part of the marker: the word alone is a Python module in prose.
+    Format {
+        keep: 1,
+        ..format("phi4", "functools[", &[], MARKED)
+    },
     format(
         "deepseek",
         "<｜tool▁call▁begin｜>",
@@ -131,226 +155,227 @@ static FORMATS: &[Format] = &[
         &["<|python_end|>"],
         Body::Pythonic,
     ),
-    format("fenced_tool_call", "```tool_call", &["```"], MARKED),
     format(
-        "fenced_json",
-        "```json",
-        &["```"],
-        Body::Calls(Context::Prose),
+        "think",
+        "<think>",
+        &["</think>"],
+        Body::Quote { think: true },
     ),
-    format("think", "<think>", &["</think>"], Body::Think),
+    // A tool's result as each format writes it back into the conversation: a model that
+    // echoes one quotes the calls in it, it does not make them.
+    format("hermes", "<tool_response>", &["</tool_response>"], QUOTE),
+    format("tool_result", "<tool_result>", &["</tool_result>"], QUOTE),
+    format("mistral", "[TOOL_RESULTS]", &["[/TOOL_RESULTS]"], QUOTE),
+    format(
+        "deepseek",
+        "<｜tool▁outputs▁begin｜>",
+        &["<｜tool▁outputs▁end｜>"],
+        QUOTE,
+    ),
+    format(
+        "deepseek",
+        "<|tool▁outputs▁begin|>",
+        &["<|tool▁outputs▁end|>"],
+        QUOTE,
+    ),
+    format(
+        "deepseek",
+        "<｜tool▁output▁begin｜>",
+        &["<｜tool▁output▁end｜>"],
+        QUOTE,
+    ),
+    format(
+        "deepseek",
+        "<|tool▁output▁begin|>",
+        &["<|tool▁output▁end|>"],
+        QUOTE,
+    ),
+    format(
+        "llama3",
+        "<|start_header_id|>ipython<|end_header_id|>",
+        &["<|eot_id|>"],
+        QUOTE,
+    ),
+    format(
+        "lfm2",
+        "<|tool_response_start|>",
+        &["<|tool_response_end|>"],
+        QUOTE,
+    ),
+    format("gpt_oss", "<|start|>functions.", &["<|end|>"], QUOTE),
 ];
 
-/// A format's opening marker as the streaming text reader needs it: where the marker ends, the
-/// closing markers, and whether it opens no call (thinking).
-pub(super) struct Opening {
-    pub start: usize,
-    pub end: usize,
-    pub close: &'static [&'static str],
-    pub is_think: bool,
-    /// A section marker with no call of its own: dropped from the text.
-    pub is_strip: bool,
+impl Format {
+    /// Whether the marker promises a call: what follows it is reported even when unreadable.
+    fn promises_a_call(&self) -> bool {
+        !matches!(
+            self.body,
+            Body::Strip | Body::Quote { .. } | Body::Calls(Context::Prose)
+        )
+    }
+
+    pub(super) fn opens_a_call(&self) -> bool {
+        !matches!(self.body, Body::Strip | Body::Quote { .. })
+    }
 }
 
-/// The first opening marker in `text`.
-pub(super) fn first_opening(text: &str) -> Option<Opening> {
-    markers().find(text).map(|m| {
-        let fmt = &FORMATS[m.pattern().as_usize()];
-        Opening {
-            start: m.start(),
-            end: m.end(),
-            close: fmt.close,
-            is_think: matches!(fmt.body, Body::Think),
-            is_strip: matches!(fmt.body, Body::Strip),
+/// What the scan needs to know about the table, derived from it once.
+pub(super) struct Table {
+    /// Every marker but the fences' (found by their backticks), leftmost-longest.
+    pub markers: AhoCorasick,
+    /// The format of each of `markers`' patterns.
+    pub marker_format: Vec<usize>,
+    /// The markers that open a call, fences included: counted where they are only quoted.
+    pub calls: AhoCorasick,
+    /// Per format: what ends its body (closers first, then its own openers).
+    pub stops: Vec<Vec<(&'static [u8], bool)>>,
+    first_marker_byte: [bool; 256],
+    first_call_byte: [bool; 256],
+    marker_patterns: Vec<&'static [u8]>,
+    call_patterns: Vec<&'static [u8]>,
+    pub longest_marker: usize,
+}
+
+pub(super) fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let automaton = |patterns: &[&str]| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(patterns)
+                .expect("the marker table builds")
+        };
+        let marker_format: Vec<usize> = (0..FORMATS.len())
+            .filter(|&i| !FORMATS[i].open.starts_with('`'))
+            .collect();
+        let markers: Vec<&str> = marker_format.iter().map(|&i| FORMATS[i].open).collect();
+        let calls: Vec<&str> = FORMATS
+            .iter()
+            .filter(|f| f.opens_a_call() && f.body != Body::Calls(Context::Prose))
+            .map(|f| f.open)
+            .collect();
+        let stops = FORMATS
+            .iter()
+            .map(|f| {
+                let same = FORMATS
+                    .iter()
+                    .filter(|g| g.name == f.name && g.opens_a_call() && !f.open.starts_with('`'))
+                    .map(|g| (g.open.as_bytes(), false));
+                f.close
+                    .iter()
+                    .map(|c| (c.as_bytes(), true))
+                    .chain(same)
+                    .collect()
+            })
+            .collect();
+        let first = |patterns: &[&str]| {
+            let mut first = [false; 256];
+            for p in patterns {
+                first[usize::from(p.as_bytes()[0])] = true;
+            }
+            first
+        };
+        Table {
+            marker_patterns: markers.iter().map(|p| p.as_bytes()).collect(),
+            call_patterns: calls.iter().map(|p| p.as_bytes()).collect(),
+            first_marker_byte: first(&markers),
+            first_call_byte: first(&calls),
+            longest_marker: FORMATS.iter().map(|f| f.open.len()).max().unwrap_or(0),
+            markers: automaton(&markers),
+            calls: automaton(&calls),
+            marker_format,
+            stops,
         }
     })
 }
 
-/// The longest end of `text` that is the start of some marker (text to hold back, since the
-/// next token may complete the marker).
-pub(super) fn marker_prefix_len(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    let shape = marker_shape();
-    (1..bytes.len().min(shape.longest_open) + 1)
+/// The longest end of `text` that is the start of `pattern` but not all of it (the next token
+/// may complete it).
+pub(super) fn prefix_len(text: &[u8], pattern: &[u8]) -> usize {
+    (1..pattern.len().min(text.len() + 1))
+        .rev()
+        .find(|&n| pattern.starts_with(&text[text.len() - n..]))
+        .unwrap_or(0)
+}
+
+fn prefix_of_any(text: &[u8], first: &[bool; 256], patterns: &[&[u8]]) -> usize {
+    (1..table().longest_marker.min(text.len() + 1))
         .rev()
         .find(|&n| {
-            let tail = &bytes[bytes.len() - n..];
+            let tail = &text[text.len() - n..];
             // Most ends start with no marker's first byte: one table lookup settles them.
-            shape.first_bytes[usize::from(tail[0])]
-                && text.is_char_boundary(bytes.len() - n)
-                && FORMATS.iter().any(|f| f.open.as_bytes().starts_with(tail))
+            first[usize::from(tail[0])]
+                && patterns.iter().any(|p| p.len() > n && p.starts_with(tail))
         })
         .unwrap_or(0)
 }
 
-/// The longest closing marker, in bytes (how far back a closer split across tokens may start).
-pub(super) fn longest_close() -> usize {
-    marker_shape().longest_close
+/// The longest end of `text` that may be the start of a marker.
+pub(super) fn marker_prefix_len(text: &[u8]) -> usize {
+    let t = table();
+    prefix_of_any(text, &t.first_marker_byte, &t.marker_patterns)
 }
 
-/// What the streaming reader needs to know about the table, derived from it once.
-struct MarkerShape {
-    first_bytes: [bool; 256],
-    longest_open: usize,
-    longest_close: usize,
+/// The longest end of `text` that may be the start of a call's marker (fences included).
+pub(super) fn call_prefix_len(text: &[u8]) -> usize {
+    let t = table();
+    prefix_of_any(text, &t.first_call_byte, &t.call_patterns)
 }
 
-fn marker_shape() -> &'static MarkerShape {
-    static SHAPE: OnceLock<MarkerShape> = OnceLock::new();
-    SHAPE.get_or_init(|| {
-        let mut first_bytes = [false; 256];
-        for f in FORMATS {
-            first_bytes[usize::from(f.open.as_bytes()[0])] = true;
-        }
-        MarkerShape {
-            first_bytes,
-            longest_open: FORMATS.iter().map(|f| f.open.len()).max().unwrap_or(0),
-            longest_close: FORMATS
-                .iter()
-                .flat_map(|f| f.close.iter())
-                .map(|c| c.len())
-                .max()
-                .unwrap_or(0),
-        }
-    })
-}
-
-fn markers() -> &'static AhoCorasick {
-    static MARKERS: OnceLock<AhoCorasick> = OnceLock::new();
-    MARKERS.get_or_init(|| {
-        AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(FORMATS.iter().map(|f| f.open))
-            .expect("the marker table builds")
-    })
-}
-
-/// Collects the text between calls; a stretch of plain text is searched for bare JSON calls
-/// once, when it is closed.
-struct Output<'a> {
-    content: &'a str,
-    limits: &'a Limits,
-    is_tool: Option<&'a dyn Fn(&str) -> bool>,
-    result: TextCalls,
-}
-
-impl Output<'_> {
-    /// Adds `content[from..to]` as prose: JSON objects in it that are shaped like calls (and
-    /// name a known tool, with a registry) become calls; the rest is text.
-    fn prose(&mut self, from: usize, to: usize) {
-        let bytes = self.content.as_bytes();
-        let whole = self.content[from..to].trim();
-        let mut kept = from;
-        let mut i = from;
-        while let Some(offset) = memchr::memchr2(b'{', b'[', &bytes[i..to]) {
-            let start = i + offset;
-            let end = value_end(&bytes[..to], start);
-            let calls = if bytes[start] == b'{'
-                || bytes.get(crate::scan::skip_ws(bytes, start + 1)) == Some(&b'{')
-            {
-                JsonCalls {
-                    content: self.content,
-                    context: Context::Prose,
-                    format: "bare_json",
-                    limits: self.limits,
-                    is_tool: self.is_tool,
-                }
-                .in_span(start, end)
-            } else if looks_pythonic(&self.content[start..end]) {
-                // `[get_weather(city='Paris')]`: taken when it is the whole reply, or when a
-                // registry knows every name in it (prose has brackets and parentheses too).
-                let calls = pythonic_calls(self.content, start, end, "pythonic");
-                let alone = self.content[start..end].trim() == whole;
-                let all_known =
-                    self.is_tool.is_some() && calls.iter().all(|c| names_a_tool(c, self.is_tool));
-                if alone || all_known {
-                    calls
-                } else {
-                    Vec::new()
-                }
-            } else {
-                i = start + 1;
-                continue;
-            };
-            if !calls.is_empty() {
-                self.result.text.push_str(&self.content[kept..start]);
-                self.result.calls.extend(calls);
-                kept = end;
-            }
-            i = end.max(start + 1);
-        }
-        self.result.text.push_str(&self.content[kept..to]);
-    }
-}
-
-pub(super) fn scan(
-    content: &str,
+/// Reads a call block: `text` runs from the marker to the block's end and starts at byte `at`
+/// of the content; the body is `text[body_start..body_end]`. The calls come back with positions
+/// in the content. None: the block holds no call and stays text (a fence of data). A marker
+/// that promises a call and gives none is reported as a call that cannot be read.
+pub(super) fn read_block(
+    fmt: usize,
+    text: &str,
+    at: usize,
+    body_start: usize,
+    body_end: usize,
     limits: &Limits,
-    is_tool: Option<&dyn Fn(&str) -> bool>,
-) -> TextCalls {
-    let bytes = content.as_bytes();
-    let mut out = Output {
-        content,
-        limits,
-        is_tool,
-        result: TextCalls::default(),
+) -> Option<Vec<FoundCall>> {
+    let format = &FORMATS[fmt];
+    let calls = read_body(format, text, body_start, body_end, limits).unwrap_or_default();
+    let calls = if calls.is_empty() && format.promises_a_call() {
+        let body = &text[body_start..body_end];
+        let lead = body.len() - body.trim_start().len();
+        let found = text[body_start + lead..].chars().next();
+        vec![FoundCall {
+            name: None,
+            arguments: (!body.trim().is_empty()).then(|| body.trim().to_string()),
+            id: None,
+            position: 0,
+            format: format.name,
+            repairs: Vec::new(),
+            error: Some(Error {
+                kind: ErrorKind::Unexpected {
+                    expected: "a tool call after the call marker",
+                    found,
+                },
+                position: body_start + lead,
+            }),
+        }]
+    } else {
+        calls
     };
-    let mut text_from = 0; // where the text not yet added starts
-    let mut pos = 0;
-    while let Some(m) = markers().find(&content[pos..]) {
-        let (open_at, body_start) = (pos + m.start(), pos + m.end());
-        let fmt = &FORMATS[m.pattern().as_usize()];
-        if let Body::Think = fmt.body {
-            // Thinking is text; markers and JSON inside it are not calls.
-            let end = memchr::memmem::find(&bytes[body_start..], b"</think>")
-                .map_or(bytes.len(), |e| body_start + e + 8);
-            out.prose(text_from, open_at);
-            out.result.text.push_str(&content[open_at..end]);
-            text_from = end;
-            pos = end;
-            continue;
-        }
-        if let Body::Strip = fmt.body {
-            out.prose(text_from, open_at);
-            text_from = body_start;
-            pos = body_start;
-            continue;
-        }
-        // The body runs to its closing marker, looked for only before the next opening marker
-        // of the same format: a missing closer then costs one look up to there, not a scan to
-        // the end per marker, and other formats' markers may nest inside (a fence in DeepSeek).
-        let next_same = memchr::memmem::find(&bytes[body_start..], fmt.open.as_bytes())
-            .map_or(bytes.len(), |n| body_start + n);
-        let close = fmt
-            .close
-            .iter()
-            .filter_map(|c| {
-                memchr::memmem::find(&bytes[body_start..next_same], c.as_bytes())
-                    .map(|at| (at, c.len()))
+    if calls.is_empty() {
+        return None;
+    }
+    Some(
+        calls
+            .into_iter()
+            .map(|mut c| {
+                c.position = at;
+                for r in &mut c.repairs {
+                    r.position += at;
+                }
+                if let Some(e) = &mut c.error {
+                    e.position += at;
+                }
+                c
             })
-            .min();
-        let (body_end, span_end) = close.map_or((next_same, next_same), |(at, len)| {
-            (body_start + at, body_start + at + len)
-        });
-        // None: not a call after all (a ```json fence of data), and it stays text.
-        if let Some(calls) = read_body(fmt, content, body_start, body_end, limits) {
-            out.prose(text_from, open_at);
-            out.result
-                .calls
-                .extend(calls.into_iter().map(|c| FoundCall {
-                    position: open_at,
-                    ..c
-                }));
-            text_from = span_end;
-        }
-        pos = span_end.max(body_start);
-    }
-    out.prose(text_from, bytes.len());
-    let text = out.result.text.trim();
-    if text.len() != out.result.text.len() {
-        out.result.text = text.to_string();
-    }
-    out.result
+            .collect(),
+    )
 }
 
 /// The calls in one format's body; None when the body holds no call and stays text.
@@ -377,7 +402,7 @@ fn read_body(
         }
     };
     let calls = match fmt.body {
-        Body::Strip | Body::Think => return None, // handled by the scan
+        Body::Strip | Body::Quote { .. } => return None, // read by the scan
         Body::Calls(context) => {
             if body.trim_start().starts_with("<function=") {
                 let inner = start + body.find("<function=").unwrap_or(0) + "<function=".len();
@@ -451,7 +476,9 @@ fn read_body(
             vec![named(&body[..name_len], args_from, end)]
         }
         Body::FunctionTag => {
-            let end = body.find("</function>").map_or(end, |i| start + i);
+            // Its own closer ends it only outside strings and parameter values.
+            let end =
+                super::engine::find_outside(content, start, end, b"</function>").unwrap_or(end);
             let body = &content[start..end];
             let gt = body.find('>')?;
             let name = body[..gt].trim().trim_matches(|c| c == '"' || c == '\'');
@@ -490,26 +517,31 @@ fn strip_fence(text: &str) -> &str {
 }
 
 /// `<parameter=path>\na.txt\n</parameter>` pairs as a JSON object: a value that is itself JSON
-/// (a number, true, a list) is kept as JSON, anything else becomes a string.
+/// (a number, true, a list) is kept as JSON, anything else becomes a string. A value ends at
+/// its `</parameter>` or at the next `<parameter=`; both are found in one pass each.
 fn parameter_tags_as_json(text: &str) -> String {
     let mut object = serde_json::Map::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("<parameter=") {
-        let after = &rest[at + "<parameter=".len()..];
+    let opens: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), "<parameter=").collect();
+    let mut closes = memchr::memmem::find_iter(text.as_bytes(), "</parameter>").peekable();
+    for (n, &at) in opens.iter().enumerate() {
+        let after = &text[at + "<parameter=".len()..];
         let Some(gt) = after.find('>') else { break };
         let key = after[..gt].trim().trim_matches(|c| c == '"' || c == '\'');
-        let value_text = &after[gt + 1..];
-        let value_end = value_text
-            .find("</parameter>")
-            .or_else(|| value_text.find("<parameter="))
-            .unwrap_or(value_text.len());
-        let raw = value_text[..value_end].trim_matches('\n');
+        let value_from = at + "<parameter=".len() + gt + 1;
+        while closes.next_if(|&c| c < value_from).is_some() {}
+        let next_open = opens.get(n + 1).copied().unwrap_or(text.len());
+        let value_end = closes.peek().copied().unwrap_or(text.len()).min(next_open);
+        let raw = text[value_from..value_end.max(value_from)].trim_matches('\n');
         let value = match serde_json::from_str::<Value>(raw.trim()) {
             Ok(v) if !v.is_string() => v,
             _ => Value::String(raw.to_string()),
         };
         object.insert(key.to_string(), value);
-        rest = &value_text[value_end..];
     }
     Value::Object(object).to_string()
+}
+
+#[cfg(test)]
+pub(super) fn openers() -> impl Iterator<Item = &'static str> {
+    FORMATS.iter().map(|f| f.open)
 }

@@ -1,21 +1,30 @@
 //! Tool calls out of a model's reply: the name rules every call must pass, and the calls that
 //! models write in their text instead of the structured `tool_calls` field.
 //!
-//! `text_calls` makes one pass over the content: an Aho-Corasick automaton finds the markers of
-//! every known format at once (the table in `formats`), each format cuts its body and reads the
-//! calls in it, and the text between the calls is kept. Where no marker stands, JSON objects
-//! shaped like a call (`{"name": ..., "arguments": ...}`) are taken from the prose. Each span is
-//! read once and the scan never goes back, so the work is linear in the content.
+//! One pass (`engine`) cuts the content into prose, quoted text and call blocks: an Aho-Corasick
+//! automaton finds the markers of every known format at once (the table in `formats`), fences
+//! and inline code are found by their backticks, and a block's end is found outside its JSON
+//! strings. Each format reads the calls in its blocks; where no marker stands, JSON objects
+//! shaped like a call (`{"name": ..., "arguments": ...}`) are taken from the prose. The token
+//! reader runs the same pass on the text as it arrives. Every search resumes where it stopped,
+//! so the work is linear in the content, and a deadline bounds it.
 
+mod engine;
 mod formats;
 mod shape;
 #[cfg(test)]
 mod tests;
 
-use crate::error::ErrorCode;
+use std::time::{Duration, Instant};
+
+use engine::{Engine, Kind, Seg};
+use shape::{looks_pythonic, names_a_tool, pythonic_calls, structure, Context, JsonCalls};
+
+use crate::error::{Error, ErrorCode, ErrorKind};
 use crate::limits::Limits;
 use crate::repair::Repair;
 
+pub use engine::QUOTING;
 pub use shape::value_end;
 
 /// The longest tool name a call may give (TLP-005).
@@ -46,6 +55,9 @@ pub struct FoundCall {
 pub struct TextCalls {
     pub calls: Vec<FoundCall>,
     pub text: String,
+    /// Call markers that stood where the model only quotes (see `QUOTING`): left in the text,
+    /// not made into calls.
+    pub quoted: usize,
 }
 
 /// Checks a tool name in the order of the pipeline: empty (TLP-002), characters outside
@@ -82,13 +94,226 @@ pub fn check_name(name: &str) -> Result<(), (ErrorCode, String)> {
 
 /// Finds the tool calls written in `content`. `is_tool` (when given) decides whether a JSON
 /// object in plain prose that names a tool is a call: with a registry, an object naming no known
-/// tool stays text. Calls behind an explicit marker are always taken (and checked later).
+/// tool stays text. Calls behind an explicit marker are always taken (and checked later). When
+/// the deadline of `limits` passes, the rest is text and a call carrying the timeout is reported.
 pub fn text_calls(
     content: &str,
     limits: &Limits,
     is_tool: Option<&dyn Fn(&str) -> bool>,
 ) -> TextCalls {
-    formats::scan(content, limits, is_tool)
+    let clock = Clock::new(limits);
+    let mut engine = Engine::new(usize::MAX);
+    let mut segs = Vec::new();
+    engine.step(content, 0, true, &clock, &mut segs);
+    let mut out = Output {
+        content,
+        limits,
+        clock: &clock,
+        is_tool,
+        result: TextCalls {
+            quoted: engine.quoted,
+            ..TextCalls::default()
+        },
+        timed_out: false,
+        alone_ok: prose_stretches(&segs) <= 1,
+    };
+    let mut prose_from = None;
+    for seg in &segs {
+        if seg.kind == Kind::Prose {
+            prose_from.get_or_insert(seg.start);
+            continue;
+        }
+        if let Some(from) = prose_from.take() {
+            out.prose(from, seg.start);
+        }
+        out.segment(seg);
+    }
+    if let Some(from) = prose_from {
+        out.prose(from, content.len());
+    }
+    let text = out.result.text.trim();
+    if text.len() != out.result.text.len() {
+        out.result.text = text.to_string();
+    }
+    out.result
+}
+
+/// How many stretches of prose (quoted prose included) hold more than whitespace: a pythonic
+/// list is a call when it is all the prose of the reply.
+fn prose_stretches(segs: &[Seg]) -> usize {
+    let mut count = 0;
+    let mut in_run = false;
+    for (i, seg) in segs.iter().enumerate() {
+        let run_start = seg.kind == Kind::Prose && (i == 0 || segs[i - 1].kind != Kind::Prose);
+        if run_start {
+            in_run = false;
+        }
+        if seg.prose_like && !(seg.kind == Kind::Prose && in_run) {
+            count += 1;
+            in_run = seg.kind == Kind::Prose;
+        }
+    }
+    count
+}
+
+/// The deadline of one reading: searches check it as they go, and each repair gets what is
+/// left of it.
+pub(crate) struct Clock {
+    at: Option<Instant>,
+    limit_ms: u64,
+}
+
+impl Clock {
+    pub(crate) fn new(limits: &Limits) -> Self {
+        Clock {
+            at: (limits.timeout_ms > 0)
+                .then(|| Instant::now() + Duration::from_millis(limits.timeout_ms)),
+            limit_ms: limits.timeout_ms,
+        }
+    }
+
+    pub(crate) fn expired(&self) -> bool {
+        self.at.is_some_and(|at| Instant::now() >= at)
+    }
+
+    /// `limits` with the time left (at least a millisecond, so that a repair is refused by
+    /// its own deadline rather than run without one).
+    fn left(&self, limits: &Limits) -> Limits {
+        match self.at {
+            None => *limits,
+            Some(at) => Limits {
+                timeout_ms: (at.saturating_duration_since(Instant::now()).as_millis() as u64)
+                    .max(1),
+                ..*limits
+            },
+        }
+    }
+
+    /// The deadline passed at `position`: reported as a call that could not be read.
+    fn timeout(&self, position: usize) -> FoundCall {
+        FoundCall {
+            name: None,
+            arguments: None,
+            id: None,
+            position,
+            format: "text",
+            repairs: Vec::new(),
+            error: Some(Error {
+                kind: ErrorKind::Timeout {
+                    limit_ms: self.limit_ms,
+                },
+                position,
+            }),
+        }
+    }
+}
+
+/// Collects the calls and the text between them, stretch by stretch.
+struct Output<'a> {
+    content: &'a str,
+    limits: &'a Limits,
+    clock: &'a Clock,
+    is_tool: Option<&'a dyn Fn(&str) -> bool>,
+    result: TextCalls,
+    timed_out: bool,
+    alone_ok: bool,
+}
+
+impl Output<'_> {
+    fn segment(&mut self, seg: &Seg) {
+        let text = &self.content[seg.start..seg.end];
+        match seg.kind {
+            Kind::Prose | Kind::Text => self.result.text.push_str(text),
+            Kind::Strip => {}
+            Kind::Timeout => self.time_out(seg.start),
+            Kind::Block {
+                fmt,
+                body_start,
+                body_end,
+            } => {
+                let limits = self.clock.left(self.limits);
+                match formats::read_block(
+                    fmt,
+                    text,
+                    seg.start,
+                    body_start - seg.start,
+                    body_end - seg.start,
+                    &limits,
+                ) {
+                    Some(calls) => self.result.calls.extend(calls),
+                    None => self.result.text.push_str(text),
+                }
+            }
+        }
+    }
+
+    fn time_out(&mut self, position: usize) {
+        if !self.timed_out {
+            self.timed_out = true;
+            self.result.calls.push(self.clock.timeout(position));
+        }
+    }
+
+    /// Adds `content[from..to]` as prose: JSON objects in it that are shaped like calls (and
+    /// name a known tool, with a registry) become calls; the rest is text. Each value is
+    /// measured once, with every bracket nested in it (outside its strings): a list that is not
+    /// a call is looked into through those, so no look-ahead is repeated from a later start.
+    fn prose(&mut self, from: usize, to: usize) {
+        let content = self.content;
+        let bytes = content.as_bytes();
+        let whole = content[from..to].trim();
+        let mut kept = from;
+        let mut i = from;
+        while let Some(offset) = memchr::memchr2(b'{', b'[', &bytes[i..to]) {
+            if self.timed_out || self.clock.expired() {
+                self.time_out(i);
+                break;
+            }
+            let start = i + offset;
+            let values = structure(&bytes[..to], start);
+            let mut skip_to = start;
+            for &(open, close) in &values {
+                if open < skip_to {
+                    continue;
+                }
+                let calls = if bytes[open] == b'{'
+                    || bytes.get(crate::scan::skip_ws(bytes, open + 1)) == Some(&b'{')
+                {
+                    let limits = self.clock.left(self.limits);
+                    JsonCalls {
+                        content,
+                        context: Context::Prose,
+                        format: "bare_json",
+                        limits: &limits,
+                        is_tool: self.is_tool,
+                    }
+                    .in_span(open, close)
+                } else if looks_pythonic(&content[open..close]) {
+                    // `[get_weather(city='Paris')]`: taken when it is the whole reply, or when a
+                    // registry knows every name in it (prose has brackets and parentheses too).
+                    let calls = pythonic_calls(content, open, close, "pythonic");
+                    let alone = self.alone_ok && content[open..close].trim() == whole;
+                    let all_known = self.is_tool.is_some()
+                        && calls.iter().all(|c| names_a_tool(c, self.is_tool));
+                    if alone || all_known {
+                        calls
+                    } else {
+                        Vec::new()
+                    }
+                } else {
+                    continue; // a list of something else: what is nested in it comes next
+                };
+                skip_to = close;
+                if !calls.is_empty() {
+                    self.result.text.push_str(&content[kept..open]);
+                    self.result.calls.extend(calls);
+                    kept = close;
+                }
+            }
+            i = values[0].1.max(start + 1);
+        }
+        self.result.text.push_str(&content[kept..to]);
+    }
 }
 
 /// What a piece of streamed text gave: text to show now, or the calls of a block that closed.
@@ -98,33 +323,28 @@ pub enum TextEvent {
     Calls(Vec<FoundCall>),
 }
 
-/// Reads tool calls out of text that arrives token by token. Plain text is handed back at once,
-/// except an end that may be the start of a marker; from a marker on, text is held until the
-/// block closes (its closing marker, or a whole JSON value for formats without one) and then read
-/// as calls. A block that holds no call, or grows past `max_buffer` bytes, is given back as text.
-/// Each byte is searched once, so a stream costs time linear in its size.
+/// Reads tool calls out of text that arrives token by token, by the same pass as `text_calls`
+/// (bare JSON in prose aside: without a marker, a stream does not wait to see whether an object
+/// is a call). Plain text is handed back at once, except an end that may be the start of a
+/// marker; a block is held until it ends, then read as calls. Text is held while it is not yet
+/// known to be quoted (inline code not yet closed, fences that may be the whole reply), at most
+/// `max_buffer` bytes: a block longer than that is given back as text, and so are fences held
+/// longer. Positions are counted from the first byte fed (since `new`, `flush` or `reset`).
+/// Each byte is searched a bounded number of times, so a stream costs time linear in its size.
 #[derive(Debug)]
 pub struct TextCallParser {
     limits: Limits,
     max_buffer: usize,
+    /// The text from byte `base` on that is still needed.
     buffer: String,
-    block: Option<Block>,
-    /// Inside `<think>`: the marker that ends it. Nothing in thinking is a call.
-    thinking: Option<&'static str>,
+    base: usize,
+    engine: Engine,
 }
 
-/// A block being read: from an opening marker to its end.
-#[derive(Debug)]
-struct Block {
-    close: &'static [&'static str],
-    /// Where the text after the marker starts in the buffer, and how far it was read.
-    body_from: usize,
-    searched: usize,
-    /// Where the JSON value starts (found once), and the scan of it.
-    value_from: Option<usize>,
-    /// Text other than whitespace came before any value.
-    seen_text: bool,
-    scan: crate::stream::ValueScan,
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").finish_non_exhaustive()
+    }
 }
 
 impl TextCallParser {
@@ -133,201 +353,89 @@ impl TextCallParser {
             limits,
             max_buffer,
             buffer: String::new(),
-            block: None,
-            thinking: None,
+            base: 0,
+            engine: Engine::new(max_buffer),
         }
     }
 
     pub fn feed(&mut self, token: &str) -> Vec<TextEvent> {
         self.buffer.push_str(token);
-        let mut events = Vec::new();
-        loop {
-            if let Some(close) = self.thinking {
-                // Thinking is text up to its closing marker, held back only while the marker may
-                // be arriving; nothing inside it is a call.
-                let (end, closed) = match self.buffer.find(close) {
-                    Some(at) => (at + close.len(), true),
-                    None => (
-                        self.buffer.len() - close_prefix_len(&self.buffer, close),
-                        false,
-                    ),
-                };
-                let text: String = self.buffer.drain(..end).collect();
-                if !text.is_empty() {
-                    events.push(TextEvent::Text(text));
-                }
-                if !closed {
-                    return events;
-                }
-                self.thinking = None;
-            }
-            let Some(block) = &mut self.block else {
-                match formats::first_opening(&self.buffer) {
-                    Some(opening) if opening.is_strip => {
-                        let text: String = self.buffer.drain(..opening.start).collect();
-                        if !text.is_empty() {
-                            events.push(TextEvent::Text(text));
-                        }
-                        self.buffer.drain(..opening.end - opening.start);
-                    }
-                    Some(opening) if opening.is_think => {
-                        // Thinking is text: hand it out up to the marker's end, then up to its close.
-                        let text: String = self.buffer.drain(..opening.end).collect();
-                        events.push(TextEvent::Text(text));
-                        self.thinking = opening.close.first().copied();
-                    }
-                    Some(opening) => {
-                        let text: String = self.buffer.drain(..opening.start).collect();
-                        if !text.is_empty() {
-                            events.push(TextEvent::Text(text));
-                        }
-                        let body = opening.end - opening.start;
-                        self.block = Some(Block {
-                            close: opening.close,
-                            body_from: body,
-                            searched: body,
-                            value_from: None,
-                            seen_text: false,
-                            scan: crate::stream::ValueScan::default(),
-                        });
-                    }
-                    None => {
-                        let keep = formats::marker_prefix_len(&self.buffer);
-                        let text: String = self.buffer.drain(..self.buffer.len() - keep).collect();
-                        if !text.is_empty() {
-                            events.push(TextEvent::Text(text));
-                        }
-                        return events;
-                    }
-                }
-                continue;
-            };
-            // Look for the closing marker in the new text only (a marker may straddle tokens).
-            let mut from = block
-                .searched
-                .saturating_sub(formats::longest_close())
-                .max(block.body_from);
-            while !self.buffer.is_char_boundary(from) {
-                from -= 1;
-            }
-            // Where the closing marker starts and ends, if it came.
-            let marker = block
-                .close
-                .iter()
-                .filter_map(|c| {
-                    self.buffer[from..]
-                        .find(c)
-                        .map(|at| (from + at, from + at + c.len()))
-                })
-                .min();
-            if block.value_from.is_none() {
-                // The value starts at a bracket that opens the body, or else at the first brace
-                // (after a name: Mistral's `NAME[ARGS]{...}`). Only the new text is looked at.
-                let start = from.max(block.searched.min(self.buffer.len()));
-                let mut start = start.min(self.buffer.len());
-                while !self.buffer.is_char_boundary(start) {
-                    start -= 1;
-                }
-                let new = &self.buffer[start..];
-                let lead = new.trim_start();
-                block.value_from = if !block.seen_text && lead.starts_with(['[', '{']) {
-                    Some(self.buffer.len() - lead.len())
-                } else {
-                    new.find('{').map(|i| start + i)
-                };
-                block.seen_text |= !lead.is_empty();
-                if let Some(v) = block.value_from {
-                    block.searched = v;
-                }
-            }
-            // A whole JSON value ends the block where the format has no closing marker, or where
-            // what follows the value is not its (optional) closing marker. The same rule holds
-            // whether the marker has arrived yet or not, so any split of the text reads alike.
-            let value_end = block.value_from.and_then(|value_from| {
-                block
-                    .scan
-                    .feed(&self.buffer.as_bytes()[block.searched.max(value_from)..]);
-                let value_end = value_from + block.scan.closed_at()?;
-                if marker.is_some_and(|(start, _)| start < value_end) {
-                    return None; // the marker closed the block before the value did
-                }
-                let after = self.buffer[value_end..].trim_start();
-                let may_close = block
-                    .close
-                    .iter()
-                    .any(|c| c.starts_with(after) || after.starts_with(c));
-                (block.close.is_empty() || (!after.is_empty() && !may_close)).then_some(value_end)
-            });
-            let end = value_end.or(marker.map(|(_, end)| end));
-            block.searched = self.buffer.len();
-            match end {
-                // A block longer than max_buffer is text, whether its end came in the same token
-                // or never.
-                Some(end) if end > self.max_buffer => {
-                    // Text up to its end; what follows is read on (as when the block outgrows
-                    // the cap before its end arrives and later text is read afresh).
-                    self.block = None;
-                    events.push(TextEvent::Text(self.buffer.drain(..end).collect()));
-                }
-                Some(end) => {
-                    let block: String = self.buffer.drain(..end).collect();
-                    self.block = None;
-                    events.extend(self.read_block(block));
-                }
-                None => {
-                    if self.buffer.len() > self.max_buffer {
-                        self.block = None;
-                        events.push(TextEvent::Text(std::mem::take(&mut self.buffer)));
-                    }
-                    return events;
-                }
-            }
-        }
+        self.run(false)
     }
 
-    /// The end of the text: a block still open is read as it is (repaired where cut off).
+    /// The end of the text: a block still open is read as it is (repaired where cut off), and
+    /// fences still held were the whole reply.
     pub fn flush(&mut self) -> Vec<TextEvent> {
-        self.thinking = None;
-        let rest = std::mem::take(&mut self.buffer);
-        let was_block = self.block.take().is_some();
-        if rest.is_empty() {
-            return Vec::new();
-        }
-        if was_block {
-            return self.read_block(rest);
-        }
-        vec![TextEvent::Text(rest)]
+        let events = self.run(true);
+        self.reset();
+        events
     }
 
     /// Forgets everything held.
     pub fn reset(&mut self) {
         self.buffer.clear();
-        self.block = None;
-        self.thinking = None;
+        self.base = 0;
+        self.engine = Engine::new(self.max_buffer);
     }
 
-    fn read_block(&self, block: String) -> Vec<TextEvent> {
-        let found = text_calls(&block, &self.limits, None);
-        if found.calls.is_empty() {
-            return vec![TextEvent::Text(block)];
+    /// Call markers seen so far where the model only quotes (see `TextCalls::quoted`).
+    pub fn quoted(&self) -> usize {
+        self.engine.quoted
+    }
+
+    fn run(&mut self, at_end: bool) -> Vec<TextEvent> {
+        let clock = Clock::new(&self.limits);
+        let mut segs = Vec::new();
+        self.engine
+            .step(&self.buffer, self.base, at_end, &clock, &mut segs);
+        let mut events: Vec<TextEvent> = Vec::new();
+        let mut text = String::new();
+        for seg in segs {
+            let piece = &self.buffer[seg.start - self.base..seg.end - self.base];
+            let calls = match seg.kind {
+                Kind::Prose | Kind::Text => {
+                    text.push_str(piece);
+                    continue;
+                }
+                Kind::Strip => continue,
+                Kind::Timeout => vec![clock.timeout(seg.start)],
+                Kind::Block {
+                    fmt,
+                    body_start,
+                    body_end,
+                } => {
+                    let limits = clock.left(&self.limits);
+                    match formats::read_block(
+                        fmt,
+                        piece,
+                        seg.start,
+                        body_start - seg.start,
+                        body_end - seg.start,
+                        &limits,
+                    ) {
+                        Some(calls) => calls,
+                        None => {
+                            text.push_str(piece);
+                            continue;
+                        }
+                    }
+                }
+            };
+            if !text.is_empty() {
+                events.push(TextEvent::Text(std::mem::take(&mut text)));
+            }
+            events.push(TextEvent::Calls(calls));
         }
-        let mut events = vec![TextEvent::Calls(found.calls)];
-        if !found.text.is_empty() {
-            events.push(TextEvent::Text(found.text));
+        if !text.is_empty() {
+            events.push(TextEvent::Text(text));
+        }
+        // Drop what is no longer needed, once it is most of the buffer (amortised: each byte
+        // is moved a bounded number of times).
+        let done = self.engine.needed_from().min(self.base + self.buffer.len()) - self.base;
+        if done > 0 && done * 2 >= self.buffer.len() {
+            self.buffer.drain(..done);
+            self.base += done;
         }
         events
     }
-}
-
-/// The longest end of `text` that is the start of `marker` (it may be completed by the next token).
-fn close_prefix_len(text: &str, marker: &str) -> usize {
-    (1..marker.len().min(text.len()) + 1)
-        .rev()
-        .find(|&n| {
-            text.is_char_boundary(text.len() - n)
-                && marker
-                    .as_bytes()
-                    .starts_with(&text.as_bytes()[text.len() - n..])
-        })
-        .unwrap_or(0)
 }

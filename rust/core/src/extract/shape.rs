@@ -50,6 +50,48 @@ pub fn value_end(text: &[u8], start: usize) -> usize {
     text.len()
 }
 
+/// The value that starts at `start` (a `{` or `[`) and every bracket nested in it outside its
+/// strings, each with where it ends (as `value_end` measures it: the end of the text when
+/// never closed), in the order they open. One pass measures them all: the value from a nested
+/// bracket is the same stretch the outer scan walks, since both see strings alike from there.
+pub(super) fn structure(text: &[u8], start: usize) -> Vec<(usize, usize)> {
+    let mut values = Vec::new();
+    let mut open = Vec::new();
+    let mut i = start;
+    let mut value_may_start = true;
+    while i < text.len() {
+        let b = text[i];
+        match b {
+            b'"' | b'\'' if b == b'"' || value_may_start => {
+                i += 1;
+                while i < text.len() && text[i] != b {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                value_may_start = false;
+            }
+            b'{' | b'[' => {
+                open.push(values.len());
+                values.push((i, text.len()));
+                value_may_start = true;
+            }
+            b'}' | b']' => {
+                if let Some(k) = open.pop() {
+                    values[k].1 = i + 1;
+                }
+                if open.is_empty() {
+                    return values;
+                }
+                value_may_start = false;
+            }
+            b',' | b':' => value_may_start = true,
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            _ => value_may_start = false,
+        }
+        i += 1;
+    }
+    values
+}
+
 /// How sure the surrounding text makes us that a JSON object is a call.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Context {

@@ -1,0 +1,1216 @@
+//! The one pass both readers share. It cuts a reply into prose, quoted text, section markers and
+//! call blocks as the text arrives: the batch reader gives it the whole content at once, the
+//! token reader what has come so far, and each gets back only what is decided. Since both run
+//! the same steps on the same bytes, a reply reads alike whole or token by token.
+//!
+//! Where a call is only quoted, it is text (the places are listed in `QUOTING`). Inside a call
+//! block, markers count only outside JSON strings (and Qwen3-Coder's raw parameter values):
+//! nothing inside a string is ever a call, and no closer inside one ends the block.
+//!
+//! Every byte is looked at a bounded number of times: searches resume where they stopped, a
+//! look-ahead that failed is not repeated from a later start, and the text held back while a
+//! decision waits is capped by `max_hold`.
+
+use memchr::{memchr, memchr2, memmem};
+
+use super::formats::{self, Body, FORMATS};
+use super::Clock;
+
+/// The places where a model quotes a call rather than makes it; each keeps its text and yields
+/// no call. The markers of the tool-result and thinking blocks are rows of `formats::FORMATS`.
+///
+/// Indented code blocks are not on the list: a call written inside a list item or after a
+/// colon is often indented, so four spaces would hide real calls, and models fence code.
+pub const QUOTING: &[(&str, &str)] = &[
+    (
+        "thinking",
+        "`<think>...</think>`: reasoning, not the answer",
+    ),
+    (
+        "tool result",
+        "`<tool_response>`, `<tool_result>`, `[TOOL_RESULTS]`, DeepSeek's tool outputs, Llama's \
+         ipython header, LFM2's and gpt-oss' tool messages: a result echoed back",
+    ),
+    (
+        "inline code",
+        "a run of one or two backticks up to the next run of as many, within a paragraph",
+    ),
+    (
+        "fence amid prose",
+        "a run of three or more backticks (```` ```json ````, ```` ```python ````, plain) up to the \
+         next such run, when the reply has prose outside its fences; a reply that is only fences \
+         (and thinking, and whitespace) makes its calls. ```` ```tool_call ```` says what it holds \
+         and is a call anywhere",
+    ),
+    (
+        "blockquote",
+        "a line whose first mark, after up to three spaces, is `>`",
+    ),
+];
+
+/// How far past a whole JSON value the reader looks for the block's closer (across whitespace
+/// and separators) before it takes the value as the block's end.
+const AFTER_VALUE: usize = 1024;
+
+/// Bytes a call block's lexer reads before it lets the deadline be checked.
+const LEX_BUDGET: usize = 1 << 16;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// Text the model wrote: the batch reader searches it for bare JSON calls.
+    Prose,
+    /// Text not searched: quoted, thinking, fence marks, a block given back.
+    Text,
+    /// A section marker with no call of its own: dropped.
+    Strip,
+    /// A call block: its format and its body, the marker and closer around it.
+    Block {
+        fmt: usize,
+        body_start: usize,
+        body_end: usize,
+    },
+    /// The deadline passed here; everything after it is text.
+    Timeout,
+}
+
+/// A stretch of the content, by absolute byte positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Seg {
+    pub kind: Kind,
+    pub start: usize,
+    pub end: usize,
+    /// Text the model wrote as its answer, outside fences and thinking, with more than
+    /// whitespace in it (a pythonic list is a call when it is the only such stretch).
+    pub prose_like: bool,
+}
+
+/// What a stretch is, for the rules that look across stretches.
+#[derive(Clone, Copy)]
+struct How {
+    /// Inside a fence that may be the whole reply.
+    fenced: bool,
+    /// Counts as prose when it holds more than whitespace.
+    prose: bool,
+    /// Quoted: its call markers are counted.
+    quoted: bool,
+}
+
+const PROSE: How = How {
+    fenced: false,
+    prose: true,
+    quoted: false,
+};
+const ASIDE: How = How {
+    fenced: false,
+    prose: false,
+    quoted: false,
+};
+
+/// Where the current line stands for the blockquote rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Line {
+    /// At the start, after this many spaces.
+    Start(u8),
+    /// Its first mark is `>`.
+    Quote,
+    Plain,
+}
+
+impl Line {
+    fn advance(&mut self, bytes: &[u8]) {
+        let rest = match memchr::memrchr(b'\n', bytes) {
+            Some(nl) => {
+                *self = Line::Start(0);
+                &bytes[nl + 1..]
+            }
+            None => bytes,
+        };
+        for &b in rest {
+            let Line::Start(n) = *self else { break };
+            *self = match b {
+                b' ' if n < 3 => Line::Start(n + 1),
+                b'>' => Line::Quote,
+                _ => Line::Plain,
+            };
+        }
+    }
+}
+
+/// Fences seen before any prose: they may be the whole reply, which makes their calls real.
+/// What follows them is held until prose (then the fences were samples in a reply, and are
+/// text) or the end (then they were the reply).
+struct Candidacy {
+    from: usize,
+    held: Vec<(Seg, bool)>,
+    /// Between a plain fence's opening and closing runs.
+    in_fence: bool,
+    /// Held longer than `max_hold`: fences go out as text at once.
+    forced: bool,
+}
+
+enum Mode {
+    Prose,
+    /// Quoted text up to and including `close` (or the end).
+    Quote {
+        close: &'static [u8],
+        think: bool,
+    },
+    /// A fence amid prose: quoted up to and including the next run of three or more backticks,
+    /// looked for from `search`.
+    Fence {
+        search: usize,
+    },
+    /// An inline code span of `k` backticks opened at `open`.
+    Inline {
+        open: usize,
+        k: usize,
+        search: usize,
+        overflowed: bool,
+        /// The newline after which only whitespace has come (a blank line may be arriving).
+        blank: Option<usize>,
+    },
+    Block(Box<BlockState>),
+}
+
+struct BlockState {
+    fmt: usize,
+    open: usize,
+    body_start: usize,
+    lex: Lexer,
+    fenced: bool,
+    /// Past `max_hold`: given back as text as it comes, up to here.
+    shown: Option<usize>,
+}
+
+/// The next marker the automaton found, and how far the text is known to hold none.
+#[derive(Default)]
+struct MarkerCache {
+    found: Option<(usize, usize, usize)>,
+    clear_to: usize,
+}
+
+pub(super) struct Engine {
+    max_hold: usize,
+    pos: usize,
+    /// Where the next stretch must start (every byte goes out in exactly one stretch).
+    put_to: usize,
+    mode: Mode,
+    line: Line,
+    seen_prose: bool,
+    fence: Option<Candidacy>,
+    markers: MarkerCache,
+    /// Call markers seen in quoted text, and where counting resumes.
+    pub quoted: usize,
+    count_from: usize,
+    steps: u32,
+    /// A run of backticks that reached the end of the text: where it starts, and how long it
+    /// was then (a run that arrives a backtick at a time is measured once).
+    run: (usize, usize),
+}
+
+impl Engine {
+    pub(super) fn new(max_hold: usize) -> Self {
+        Engine {
+            max_hold,
+            pos: 0,
+            put_to: 0,
+            mode: Mode::Prose,
+            line: Line::Start(0),
+            seen_prose: false,
+            fence: None,
+            markers: MarkerCache::default(),
+            quoted: 0,
+            count_from: 0,
+            steps: 0,
+            run: (usize::MAX, 0),
+        }
+    }
+
+    /// The first byte still needed: the reader may drop the text before it.
+    pub(super) fn needed_from(&self) -> usize {
+        let mode = match &self.mode {
+            Mode::Block(st) => st.shown.unwrap_or(st.open),
+            Mode::Inline {
+                open,
+                overflowed: false,
+                ..
+            } => *open,
+            _ => self.pos,
+        };
+        let held = self
+            .fence
+            .as_ref()
+            .and_then(|c| c.held.first())
+            .map_or(usize::MAX, |(s, _)| s.start);
+        mode.min(held).min(self.pos)
+    }
+
+    /// Cuts what can be decided of `buf` (the content from byte `base` on; `at_end` when no
+    /// more will come) into stretches, appended to `out`.
+    pub(super) fn step(
+        &mut self,
+        buf: &str,
+        base: usize,
+        at_end: bool,
+        clock: &Clock,
+        out: &mut Vec<Seg>,
+    ) {
+        let b = buf.as_bytes();
+        debug_assert!(base <= self.needed_from());
+        let cx = Cx { b, base, at_end };
+        loop {
+            self.steps = self.steps.wrapping_add(1);
+            if self.steps % 32 == 0 && clock.expired() {
+                self.time_out(&cx, out);
+                return;
+            }
+            let more = match self.mode {
+                Mode::Prose => self.prose(&cx, out),
+                Mode::Quote { close, think } => self.quote(&cx, close, think, out),
+                Mode::Fence { search } => self.quoted_fence(&cx, search, out),
+                Mode::Inline { .. } => self.inline(&cx, out),
+                Mode::Block(_) => self.block(&cx, out),
+            };
+            if !more {
+                break;
+            }
+        }
+        if at_end && self.pos == cx.end() {
+            if let Some(c) = self.fence.take() {
+                // The fences were the reply: their calls stand.
+                out.extend(c.held.into_iter().map(|(s, _)| s));
+            }
+        }
+    }
+
+    fn time_out(&mut self, cx: &Cx, out: &mut Vec<Seg>) {
+        // Nothing held is decided: it goes out as text, and so does the rest.
+        let from = self.put_to;
+        if let Some(c) = self.fence.take() {
+            out.extend(c.held.into_iter().map(|(s, _)| as_text(s)));
+        }
+        out.push(Seg {
+            kind: Kind::Timeout,
+            start: from,
+            end: from,
+            prose_like: false,
+        });
+        let end = cx.end();
+        if end > from {
+            out.push(Seg {
+                kind: Kind::Text,
+                start: from,
+                end,
+                prose_like: false,
+            });
+        }
+        self.line.advance(&cx.b[from - cx.base..]);
+        self.pos = end;
+        self.put_to = end;
+        self.mode = Mode::Prose;
+    }
+
+    fn in_fence(&self) -> bool {
+        self.fence.as_ref().is_some_and(|c| c.in_fence)
+    }
+
+    /// Sends out `[start, end)` as one stretch, through the fence rule.
+    fn put(&mut self, cx: &Cx, kind: Kind, start: usize, end: usize, how: How, out: &mut Vec<Seg>) {
+        debug_assert_eq!(start, self.put_to, "stretches must follow one another");
+        if start == end && !matches!(kind, Kind::Block { .. }) {
+            return;
+        }
+        self.put_to = end;
+        let bytes = &cx.b[start - cx.base..end - cx.base];
+        self.line.advance(bytes);
+        if how.quoted {
+            self.count(cx, start, end);
+        }
+        // Whitespace and control characters show nothing: they are not prose.
+        let prose_like = how.prose
+            && !how.fenced
+            && bytes
+                .iter()
+                .any(|b| !b.is_ascii_whitespace() && !b.is_ascii_control());
+        let seg = Seg {
+            kind,
+            start,
+            end,
+            prose_like,
+        };
+        if let Some(c) = &mut self.fence {
+            if prose_like {
+                // Prose after the fences: they were samples in a reply, not the reply.
+                let held = std::mem::take(&mut c.held);
+                self.fence = None;
+                for (s, fenced) in held {
+                    let s = if fenced { self.quote_seg(cx, s) } else { s };
+                    out.push(s);
+                }
+                self.seen_prose = true;
+                out.push(seg);
+                return;
+            }
+            if c.forced {
+                let s = if how.fenced {
+                    self.quote_seg(cx, seg)
+                } else {
+                    seg
+                };
+                out.push(s);
+                return;
+            }
+            c.held.push((seg, how.fenced));
+            if end - c.from > self.max_hold {
+                // Held too long to wait for the end: the fences are given back as text.
+                c.forced = true;
+                let held = std::mem::take(&mut c.held);
+                for (s, fenced) in held {
+                    let s = if fenced { self.quote_seg(cx, s) } else { s };
+                    out.push(s);
+                }
+            }
+            return;
+        }
+        if prose_like {
+            self.seen_prose = true;
+        }
+        out.push(seg);
+    }
+
+    /// A fenced stretch that turned out to be quoted: text, its call markers counted (text
+    /// stretches were counted when they went out).
+    fn quote_seg(&mut self, cx: &Cx, seg: Seg) -> Seg {
+        if seg.kind != Kind::Text {
+            self.quoted += count_calls(cx, seg.start, seg.end, seg.start).1;
+        }
+        as_text(seg)
+    }
+
+    /// Counts the call markers that start in quoted text `[start, end)`, which may be one
+    /// piece of a longer quote: a marker counted with the piece before is not counted again.
+    fn count(&mut self, cx: &Cx, start: usize, end: usize) {
+        let (to, n) = count_calls(cx, start.max(self.count_from), end, start);
+        self.quoted += n;
+        self.count_from = self.count_from.max(to);
+    }
+
+    // ---- prose --------------------------------------------------------------------------------
+
+    fn prose(&mut self, cx: &Cx, out: &mut Vec<Seg>) -> bool {
+        let p = self.pos;
+        let end = cx.end();
+        if p == end {
+            return false;
+        }
+        let fenced = self.in_fence();
+        let how = How { fenced, ..PROSE };
+        match self.line {
+            Line::Quote => {
+                self.mode = Mode::Quote {
+                    close: b"\n",
+                    think: false,
+                };
+                return true;
+            }
+            Line::Start(n) => {
+                let spaces = cx.b[p - cx.base..]
+                    .iter()
+                    .take(usize::from(3 - n))
+                    .take_while(|&&b| b == b' ')
+                    .count();
+                let q = p + spaces;
+                if q == end && !cx.at_end {
+                    self.put(cx, Kind::Prose, p, q, how, out);
+                    self.pos = q;
+                    return false;
+                }
+                if cx.byte(q) == Some(b'>') {
+                    self.put(cx, Kind::Prose, p, q, how, out);
+                    self.pos = q;
+                    self.mode = Mode::Quote {
+                        close: b"\n",
+                        think: false,
+                    };
+                    return true;
+                }
+            }
+            Line::Plain => {}
+        }
+        let (marker, clear_to) = self.next_marker(cx, p);
+        let limit = marker.map_or(clear_to, |m| m.0);
+        let tick = memchr2(b'`', b'\n', &cx.b[p - cx.base..limit - cx.base]).map(|i| p + i);
+        match (tick, marker) {
+            (Some(t), _) if cx.b[t - cx.base] == b'\n' => {
+                // One stretch per line: the next line's start may open a blockquote.
+                self.put(cx, Kind::Prose, p, t + 1, how, out);
+                self.pos = t + 1;
+                true
+            }
+            (Some(t), _) => {
+                self.put(cx, Kind::Prose, p, t, how, out);
+                self.pos = t;
+                self.backticks(cx, out)
+            }
+            (None, Some((s, e, fmt))) => {
+                self.put(cx, Kind::Prose, p, s, how, out);
+                self.pos = s;
+                self.open_marker(cx, s, e, fmt, out);
+                true
+            }
+            (None, None) => {
+                // Up to a marker's possible start: the rest waits for more text.
+                self.put(cx, Kind::Prose, p, limit, how, out);
+                self.pos = limit;
+                false
+            }
+        }
+    }
+
+    /// The first marker at or after `from`, and how far the text is known to hold no marker.
+    fn next_marker(&mut self, cx: &Cx, from: usize) -> (Option<(usize, usize, usize)>, usize) {
+        if let Some(m) = self.markers.found {
+            if m.0 >= from {
+                return (Some(m), m.0);
+            }
+            self.markers.found = None;
+        }
+        let start = from.max(self.markers.clear_to);
+        let t = formats::table();
+        let hay = &cx.b[start - cx.base..];
+        if let Some(m) = t.markers.find(hay) {
+            let found = (
+                start + m.start(),
+                start + m.end(),
+                t.marker_format[m.pattern().as_usize()],
+            );
+            self.markers.found = Some(found);
+            self.markers.clear_to = found.0;
+            return (Some(found), found.0);
+        }
+        // A marker may be arriving: its start is held back.
+        let held = if cx.at_end {
+            0
+        } else {
+            formats::marker_prefix_len(hay)
+        };
+        self.markers.clear_to = cx.end() - held;
+        (None, self.markers.clear_to)
+    }
+
+    fn open_marker(&mut self, cx: &Cx, s: usize, e: usize, fmt: usize, out: &mut Vec<Seg>) {
+        let format = &FORMATS[fmt];
+        match format.body {
+            Body::Strip => {
+                let how = How {
+                    fenced: self.in_fence(),
+                    ..ASIDE
+                };
+                self.put(cx, Kind::Strip, s, e, how, out);
+                self.pos = e;
+            }
+            Body::Quote { think } => {
+                self.mode = Mode::Quote {
+                    close: format.close[0].as_bytes(),
+                    think,
+                }
+            }
+            _ => {
+                let fenced = self.in_fence();
+                self.start_block(fmt, s, e - format.keep, fenced);
+            }
+        }
+    }
+
+    /// A run of backticks at `pos`: inline code, a fence, or a fenced call.
+    fn backticks(&mut self, cx: &Cx, out: &mut Vec<Seg>) -> bool {
+        let t = self.pos;
+        let end = cx.end();
+        let k = self.run_len(cx, t);
+        if t + k == end && !cx.at_end {
+            return false; // the run may go on
+        }
+        if k < 3 {
+            self.mode = Mode::Inline {
+                open: t,
+                k,
+                search: t + k,
+                overflowed: false,
+                blank: None,
+            };
+            return true;
+        }
+        if let Some(c) = &mut self.fence {
+            if c.in_fence {
+                c.in_fence = false;
+                let how = How {
+                    fenced: true,
+                    ..ASIDE
+                };
+                self.put(cx, Kind::Text, t, t + k, how, out);
+                self.pos = t + k;
+                return true;
+            }
+        }
+        // The language word, measured as far as `INFO` bytes: longer, it names no language
+        // that matters here, and a long word arriving a byte at a time is not measured again.
+        const INFO: usize = 32;
+        let info_len = cx.b[t + k - cx.base..]
+            .iter()
+            .take(INFO)
+            .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'.'))
+            .count();
+        let after = t + k + info_len;
+        if after == end && info_len < INFO && !cx.at_end {
+            return false; // the language may go on
+        }
+        let info = &cx.b[t + k - cx.base..after - cx.base];
+        if info == b"tool_call" {
+            self.start_block(formats::FENCED_TOOL_CALL, t, after, false);
+            return true;
+        }
+        if self.seen_prose {
+            self.mode = Mode::Fence { search: t + k };
+            return true;
+        }
+        self.fence.get_or_insert(Candidacy {
+            from: t,
+            held: Vec::new(),
+            in_fence: false,
+            forced: false,
+        });
+        if info == b"json" || info.is_empty() {
+            // A fence that says it holds JSON, or says nothing, is read for calls.
+            self.start_block(formats::FENCED_JSON, t, after, true);
+            return true;
+        }
+        let how = How {
+            fenced: true,
+            ..ASIDE
+        };
+        self.put(cx, Kind::Text, t, after, how, out);
+        self.pos = after;
+        if let Some(c) = &mut self.fence {
+            c.in_fence = true;
+        }
+        true
+    }
+
+    // ---- quoted text --------------------------------------------------------------------------
+
+    /// Sends out quoted text from `pos` up to `limit`, keeping back an end that may start a
+    /// call marker (so that markers are counted however the text is split).
+    fn put_quoted(&mut self, cx: &Cx, limit: usize, how: How, out: &mut Vec<Seg>) {
+        let p = self.pos;
+        let limit = if cx.at_end {
+            limit
+        } else {
+            limit.min(cx.end() - formats::call_prefix_len(&cx.b[p - cx.base..]))
+        };
+        if limit > p {
+            self.put(cx, Kind::Text, p, limit, how, out);
+            self.pos = limit;
+        }
+    }
+
+    fn quoted_how(&self, prose: bool) -> How {
+        How {
+            fenced: self.in_fence(),
+            prose,
+            quoted: true,
+        }
+    }
+
+    fn quote(&mut self, cx: &Cx, close: &'static [u8], think: bool, out: &mut Vec<Seg>) -> bool {
+        let p = self.pos;
+        let how = self.quoted_how(!think);
+        match memmem::find(&cx.b[p - cx.base..], close) {
+            Some(i) => {
+                let e = p + i + close.len();
+                self.put(cx, Kind::Text, p, e, how, out);
+                self.pos = e;
+                self.mode = Mode::Prose;
+                true
+            }
+            None if cx.at_end => {
+                self.put_quoted(cx, cx.end(), how, out);
+                self.mode = Mode::Prose;
+                true
+            }
+            None => {
+                let held = formats::prefix_len(&cx.b[p - cx.base..], close);
+                self.put_quoted(cx, cx.end() - held, how, out);
+                false
+            }
+        }
+    }
+
+    fn quoted_fence(&mut self, cx: &Cx, search: usize, out: &mut Vec<Seg>) -> bool {
+        let how = self.quoted_how(true);
+        let end = cx.end();
+        let mut i = search;
+        loop {
+            let Some(j) = memchr(b'`', &cx.b[i - cx.base..]) else {
+                if cx.at_end {
+                    self.put_quoted(cx, end, how, out);
+                    self.mode = Mode::Prose;
+                    return true;
+                }
+                self.put_quoted(cx, end, how, out);
+                self.mode = Mode::Fence { search: end };
+                return false;
+            };
+            let r = i + j;
+            let k = self.run_len(cx, r);
+            if r + k == end && !cx.at_end {
+                self.put_quoted(cx, r, how, out);
+                self.mode = Mode::Fence { search: r };
+                return false;
+            }
+            if k >= 3 {
+                let p = self.pos;
+                self.put(cx, Kind::Text, p, r + k, how, out);
+                self.pos = r + k;
+                self.mode = Mode::Prose;
+                return true;
+            }
+            i = r + k;
+        }
+    }
+
+    /// Inline code: quoted if a run of as many backticks closes it before a blank line; the
+    /// backticks alone are text otherwise, and what follows them is read as usual. While that
+    /// is not known, the text is held (up to `max_hold`; past it, the span is quoted up to its
+    /// close or the paragraph's end).
+    fn inline(&mut self, cx: &Cx, out: &mut Vec<Seg>) -> bool {
+        let Mode::Inline {
+            open,
+            k,
+            search,
+            overflowed,
+            blank,
+        } = self.mode
+        else {
+            unreachable!()
+        };
+        let end = cx.end();
+        let how = self.quoted_how(true);
+        let (mut i, mut blank) = (search, blank);
+        // Where what settles the span starts, and whether it closed the span (and where).
+        let settled: Option<(usize, Option<usize>)> = loop {
+            if let Some(nl) = blank {
+                // After a newline: only whitespace so far on this line.
+                let q = i + cx.b[i - cx.base..]
+                    .iter()
+                    .take_while(|&&b| matches!(b, b' ' | b'\t' | b'\r'))
+                    .count();
+                if q == end && !cx.at_end {
+                    i = q;
+                    break None;
+                }
+                if q == end || cx.b[q - cx.base] == b'\n' {
+                    break Some((nl, None)); // a blank line (or the end) ends the paragraph
+                }
+                blank = None;
+                i = q;
+            }
+            let Some(j) = memchr2(b'`', b'\n', &cx.b[i - cx.base..]) else {
+                if cx.at_end {
+                    break Some((end, None));
+                }
+                i = end;
+                break None;
+            };
+            let r = i + j;
+            if cx.b[r - cx.base] == b'\n' {
+                blank = Some(r);
+                i = r + 1;
+                continue;
+            }
+            let n = self.run_len(cx, r);
+            if r + n == end && !cx.at_end {
+                i = r;
+                break None;
+            }
+            if n == k {
+                break Some((r, Some(r + n)));
+            }
+            i = r + n;
+        };
+        // Held past the cap when what settles the span (its close, a blank line, the end)
+        // starts more than `max_hold` bytes after it opened, however the text was split.
+        let settles_at = settled.map_or(blank.unwrap_or(i), |(at, _)| at);
+        let overflowed = overflowed || settles_at - open > self.max_hold;
+        match settled {
+            Some((_, Some(stop))) => {
+                let p = self.pos;
+                self.put(cx, Kind::Text, p, stop, how, out);
+                self.pos = stop;
+                self.mode = Mode::Prose;
+            }
+            Some((at, None)) if overflowed => {
+                let p = self.pos;
+                self.put(cx, Kind::Text, p, at, how, out);
+                self.pos = at;
+                self.mode = Mode::Prose;
+            }
+            Some(_) => {
+                // No close: the backticks are just text.
+                let how = How {
+                    fenced: self.in_fence(),
+                    ..PROSE
+                };
+                self.put(cx, Kind::Prose, open, open + k, how, out);
+                self.pos = open + k;
+                self.mode = Mode::Prose;
+            }
+            None => {
+                if overflowed {
+                    self.put_quoted(cx, blank.unwrap_or(i), how, out);
+                }
+                self.mode = Mode::Inline {
+                    open,
+                    k,
+                    search: i,
+                    overflowed,
+                    blank,
+                };
+                return false;
+            }
+        }
+        true
+    }
+
+    // ---- call blocks --------------------------------------------------------------------------
+
+    fn start_block(&mut self, fmt: usize, open: usize, body_start: usize, fenced: bool) {
+        self.pos = open;
+        self.mode = Mode::Block(Box::new(BlockState {
+            fmt,
+            open,
+            body_start,
+            lex: Lexer::new(body_start),
+            fenced,
+            shown: None,
+        }));
+    }
+
+    fn block(&mut self, cx: &Cx, out: &mut Vec<Seg>) -> bool {
+        let Mode::Block(st) = &mut self.mode else {
+            unreachable!()
+        };
+        let stops = &formats::table().stops[st.fmt];
+        let lexed = st.lex.run(cx, stops);
+        let (fmt, open, body_start, fenced) = (st.fmt, st.open, st.body_start, st.fenced);
+        let how = How { fenced, ..ASIDE };
+        match lexed {
+            Lexed::More => true,
+            Lexed::Wait => {
+                let committed = st.lex.committed();
+                if st.shown.is_none() && committed - open > self.max_hold {
+                    st.shown = Some(open);
+                }
+                let Some(shown) = st.shown else {
+                    return false;
+                };
+                let to = committed.max(shown);
+                st.shown = Some(to);
+                self.put(cx, Kind::Text, shown, to, how, out);
+                self.pos = to;
+                false
+            }
+            Lexed::End { body_end, end } => {
+                let shown = match st.shown {
+                    None if end - open > self.max_hold => Some(open),
+                    s => s,
+                };
+                self.mode = Mode::Prose;
+                match shown {
+                    // Longer than the cap: the block is text, and what follows is read on.
+                    Some(s) => self.put(cx, Kind::Text, s, end, how, out),
+                    None => self.put(
+                        cx,
+                        Kind::Block {
+                            fmt,
+                            body_start,
+                            body_end,
+                        },
+                        open,
+                        end,
+                        how,
+                        out,
+                    ),
+                }
+                self.pos = end;
+                true
+            }
+        }
+    }
+}
+
+/// The call markers that start in `[from, end)`, and where the last one ends. A marker may run
+/// past `end` into text held back for that reason, never past the buffer.
+fn count_calls(cx: &Cx, from: usize, end: usize, start: usize) -> (usize, usize) {
+    let from = from.max(start);
+    if from >= end {
+        return (from, 0);
+    }
+    let t = formats::table();
+    let stop = (end + t.longest_marker).min(cx.end());
+    let (mut to, mut n) = (from, 0);
+    for m in t.calls.find_iter(&cx.b[from - cx.base..stop - cx.base]) {
+        if from + m.start() >= end {
+            break;
+        }
+        n += 1;
+        to = from + m.end();
+    }
+    (to, n)
+}
+
+fn as_text(seg: Seg) -> Seg {
+    Seg {
+        kind: match seg.kind {
+            Kind::Timeout => Kind::Timeout,
+            _ => Kind::Text,
+        },
+        prose_like: false,
+        ..seg
+    }
+}
+
+/// The buffer being read: the content from byte `base` on.
+struct Cx<'a> {
+    b: &'a [u8],
+    base: usize,
+    at_end: bool,
+}
+
+impl Cx<'_> {
+    fn end(&self) -> usize {
+        self.base + self.b.len()
+    }
+
+    fn byte(&self, at: usize) -> Option<u8> {
+        self.b.get(at - self.base).copied()
+    }
+}
+
+impl Engine {
+    /// The length of the run of backticks at `at`, resuming a measure that reached the end.
+    fn run_len(&mut self, cx: &Cx, at: usize) -> usize {
+        let known = if self.run.0 == at { self.run.1 } else { 0 };
+        let n = known
+            + cx.b[at + known - cx.base..]
+                .iter()
+                .take_while(|&&b| b == b'`')
+                .count();
+        self.run = (at, n);
+        n
+    }
+}
+
+// ---- the lexer of a call block's body ------------------------------------------------------------
+
+enum Lexed {
+    /// Read a budget's worth: call again (the deadline is checked between).
+    More,
+    /// Needs more text.
+    Wait,
+    /// The body ends at `body_end`, the block (with its closer) at `end`.
+    End { body_end: usize, end: usize },
+}
+
+/// Follows a body byte by byte: strings (double quotes, and single quotes where a value may
+/// start), Qwen3-Coder's raw parameter values, bracket depth, and what comes after a whole
+/// value. Markers count only outside strings and parameter values.
+#[derive(Clone, Debug)]
+struct Lexer {
+    pos: usize,
+    /// The quote of the string being read, or 0.
+    quote: u8,
+    /// Inside `<parameter=...>` up to `</parameter>`.
+    param: bool,
+    depth: u32,
+    /// A value may start here: a single quote opens a string.
+    may_start: bool,
+    /// After a whole value at depth 0: where it ended, and where separators after it end.
+    after: Option<(usize, usize)>,
+    /// Whether a whole value followed by prose ends the body.
+    values_end: bool,
+    /// The next `</parameter>` found, or how far the text is known to hold none: a missing
+    /// close is looked for once, not from every `<parameter=`.
+    param_close: Result<usize, usize>,
+}
+
+const PARAM_OPEN: &[u8] = b"<parameter=";
+const PARAM_CLOSE: &[u8] = b"</parameter>";
+
+enum Stop {
+    None,
+    /// A closer (true) or the same format's next marker (false), of this length.
+    At(usize, bool),
+    /// The text ends with the start of a marker.
+    Partial,
+}
+
+fn stop_at(cx: &Cx, i: usize, stops: &[(&'static [u8], bool)]) -> Stop {
+    let rest = &cx.b[i - cx.base..];
+    for &(pattern, closes) in stops {
+        if rest.starts_with(pattern) {
+            return Stop::At(pattern.len(), closes);
+        }
+    }
+    if !cx.at_end
+        && stops
+            .iter()
+            .any(|(p, _)| p.len() > rest.len() && p.starts_with(rest))
+    {
+        return Stop::Partial;
+    }
+    Stop::None
+}
+
+impl Lexer {
+    fn new(pos: usize) -> Self {
+        Lexer {
+            pos,
+            quote: 0,
+            param: false,
+            depth: 0,
+            may_start: true,
+            after: None,
+            values_end: true,
+            param_close: Err(0),
+        }
+    }
+
+    /// The bytes certainly in the block.
+    fn committed(&self) -> usize {
+        self.after.map_or(self.pos, |(_, junk_end)| junk_end)
+    }
+
+    fn run(&mut self, cx: &Cx, stops: &[(&'static [u8], bool)]) -> Lexed {
+        let end = cx.end();
+        let budget_end = (self.pos + LEX_BUDGET).min(end);
+        while self.pos < end {
+            if self.pos >= budget_end {
+                return Lexed::More;
+            }
+            let i = self.pos;
+            if self.quote != 0 {
+                match memchr2(self.quote, b'\\', &cx.b[i - cx.base..]) {
+                    None => self.pos = end,
+                    Some(j) if cx.b[i + j - cx.base] == b'\\' => {
+                        if i + j + 1 == end && !cx.at_end {
+                            self.pos = i + j;
+                            return Lexed::Wait; // what it escapes has not come
+                        }
+                        self.pos = (i + j + 2).min(end);
+                    }
+                    Some(j) => {
+                        self.quote = 0;
+                        self.may_start = false;
+                        self.pos = i + j + 1;
+                    }
+                }
+                continue;
+            }
+            if self.param {
+                let close = self.param_close(cx, i);
+                let hay = &cx.b[i - cx.base..close.unwrap_or(end) - cx.base];
+                let next = memmem::find(hay, PARAM_OPEN).map(|j| (i + j, PARAM_OPEN.len(), true));
+                let close = close.map(|c| (c, PARAM_CLOSE.len(), false));
+                match next.or(close) {
+                    Some((at, len, still)) => {
+                        self.pos = at + len;
+                        self.param = still;
+                    }
+                    None if cx.at_end => self.pos = end,
+                    None => {
+                        let held = formats::prefix_len(hay, PARAM_CLOSE)
+                            .max(formats::prefix_len(hay, PARAM_OPEN));
+                        self.pos = end - held;
+                        return Lexed::Wait;
+                    }
+                }
+                continue;
+            }
+            if let Some((value_end, junk_end)) = self.after {
+                match self.after_value(cx, stops, value_end, junk_end) {
+                    Some(lexed) => return lexed,
+                    None => continue,
+                }
+            }
+            match stop_at(cx, i, stops) {
+                Stop::At(len, true) => {
+                    return Lexed::End {
+                        body_end: i,
+                        end: i + len,
+                    }
+                }
+                Stop::At(_, false) => {
+                    return Lexed::End {
+                        body_end: i,
+                        end: i,
+                    }
+                }
+                Stop::Partial => return Lexed::Wait,
+                Stop::None => {}
+            }
+            let c = cx.b[i - cx.base];
+            if c == b'<' {
+                let rest = &cx.b[i - cx.base..];
+                if rest.starts_with(PARAM_OPEN) {
+                    self.param = true;
+                    self.pos = i + PARAM_OPEN.len();
+                    continue;
+                }
+                if !cx.at_end && rest.len() < PARAM_OPEN.len() && PARAM_OPEN.starts_with(rest) {
+                    return Lexed::Wait;
+                }
+            }
+            match c {
+                b'"' => self.quote = b'"',
+                b'\'' if self.may_start => self.quote = b'\'',
+                b'{' | b'[' => {
+                    self.depth += 1;
+                    self.may_start = true;
+                }
+                b'}' | b']' => {
+                    if self.depth > 0 {
+                        self.depth -= 1;
+                        if self.depth == 0 && self.values_end {
+                            self.after = Some((i + 1, i + 1));
+                        }
+                    }
+                    self.may_start = false;
+                }
+                b',' | b':' | b'=' | b'(' => self.may_start = true,
+                b' ' | b'\t' | b'\r' | b'\n' => {}
+                _ => self.may_start = false,
+            }
+            self.pos = i + 1;
+        }
+        if !cx.at_end {
+            return Lexed::Wait;
+        }
+        match self.after {
+            Some((_, junk_end)) => Lexed::End {
+                body_end: junk_end,
+                end: junk_end,
+            },
+            None => Lexed::End { body_end: end, end },
+        }
+    }
+
+    /// The next `</parameter>` at or after `i`, searched for once over any stretch.
+    fn param_close(&mut self, cx: &Cx, i: usize) -> Option<usize> {
+        match self.param_close {
+            Ok(at) if at >= i => return Some(at),
+            Ok(_) => self.param_close = Err(i),
+            Err(_) => {}
+        }
+        let Err(clear) = self.param_close else {
+            unreachable!()
+        };
+        let from = clear.max(i);
+        match memmem::find(&cx.b[from - cx.base..], PARAM_CLOSE) {
+            Some(j) => {
+                self.param_close = Ok(from + j);
+                Some(from + j)
+            }
+            None => {
+                let held = formats::prefix_len(&cx.b[from - cx.base..], PARAM_CLOSE);
+                self.param_close = Err(cx.end() - held);
+                None
+            }
+        }
+    }
+
+    /// What follows a whole value: whitespace and separators (`;`, `,`, stray closers, a
+    /// fence's closing backticks) stay in the block; then the closer ends it, the same format's
+    /// next marker ends it before that marker, another value goes on, and anything else means
+    /// the block ended with the value (a missing closer, prose after). None: go on reading.
+    fn after_value(
+        &mut self,
+        cx: &Cx,
+        stops: &[(&'static [u8], bool)],
+        value_end: usize,
+        junk_end: usize,
+    ) -> Option<Lexed> {
+        let i = self.pos;
+        let ended = Lexed::End {
+            body_end: junk_end,
+            end: junk_end,
+        };
+        if i - value_end > AFTER_VALUE {
+            return Some(ended);
+        }
+        match stop_at(cx, i, stops) {
+            Stop::At(len, true) => {
+                return Some(Lexed::End {
+                    body_end: i,
+                    end: i + len,
+                })
+            }
+            Stop::At(..) => return Some(ended),
+            Stop::Partial => return Some(Lexed::Wait),
+            Stop::None => {}
+        }
+        match cx.b[i - cx.base] {
+            b' ' | b'\t' | b'\r' | b'\n' => self.pos = i + 1,
+            b';' | b',' | b'}' | b']' | b')' => {
+                self.pos = i + 1;
+                self.after = Some((value_end, i + 1));
+            }
+            b'`' => {
+                // Measured only as far as the window, so a long run costs no more per token.
+                let n = cx.b[i - cx.base..]
+                    .iter()
+                    .take(AFTER_VALUE + 1)
+                    .take_while(|&&b| b == b'`')
+                    .count();
+                if i + n == cx.end() && !cx.at_end {
+                    return Some(Lexed::Wait);
+                }
+                if n < 3 {
+                    return Some(ended);
+                }
+                self.pos = i + n;
+                self.after = Some((value_end, i + n));
+            }
+            b'{' | b'[' => {
+                self.after = None;
+                self.may_start = true;
+            }
+            _ => return Some(ended),
+        }
+        None
+    }
+}
+
+/// Where `pattern` first stands in `text[from..to]` outside strings and parameter values.
+pub(super) fn find_outside(
+    text: &str,
+    from: usize,
+    to: usize,
+    pattern: &'static [u8],
+) -> Option<usize> {
+    let cx = Cx {
+        b: &text.as_bytes()[..to],
+        base: 0,
+        at_end: true,
+    };
+    let mut lex = Lexer {
+        values_end: false,
+        ..Lexer::new(from)
+    };
+    loop {
+        match lex.run(&cx, &[(pattern, true)]) {
+            Lexed::More => {}
+            Lexed::End { body_end, end } if end > body_end => return Some(body_end),
+            Lexed::End { .. } | Lexed::Wait => return None,
+        }
+    }
+}
