@@ -260,7 +260,7 @@ impl Engine {
         let cx = Cx { b, base, at_end };
         loop {
             self.steps = self.steps.wrapping_add(1);
-            if self.steps % 32 == 0 && clock.expired() {
+            if self.steps.is_multiple_of(32) && clock.expired() {
                 self.time_out(&cx, out);
                 return;
             }

@@ -34,10 +34,10 @@ pub(super) fn holds_big_doubles(schema: &Value) -> bool {
     let mut work = vec![schema];
     while let Some(v) = work.pop() {
         match v {
-            Value::Number(n) if n.is_f64() => {
-                if n.as_f64().is_some_and(|f| f.abs() >= EXACT_DOUBLES) {
-                    return true;
-                }
+            Value::Number(n)
+                if n.is_f64() && n.as_f64().is_some_and(|f| f.abs() >= EXACT_DOUBLES) =>
+            {
+                return true;
             }
             Value::Array(items) => work.extend(items),
             Value::Object(members) => work.extend(members.values()),
@@ -52,9 +52,8 @@ pub(super) fn holds_big_doubles(schema: &Value) -> bool {
 pub(super) fn may_hold_inexact(value: &Value) -> bool {
     numbers(value).any(|(_, n)| {
         n.is_f64()
-            && n.as_f64().is_some_and(|f| {
-                !(-9.223_372_036_854_775_808e18..1.844_674_407_370_955_2e19).contains(&f)
-            })
+            && n.as_f64()
+                .is_some_and(|f| !((i64::MIN as f64)..(u64::MAX as f64)).contains(&f))
     })
 }
 
