@@ -1,4 +1,4 @@
-"""The tool registry from Python: the seed's keyword table, strictness, limits, files, threads."""
+"""The tool registry from Python: the keyword table, strictness, limits, files, threads."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ FILE_READ = {
     "additionalProperties": False,
 }
 
-# One tool per keyword of the seed table: (schema of property "v", valid value, invalid value,
+# One tool per supported keyword: (schema of property "v", valid value, invalid value,
 # expected code, a word the message must hold).
 KEYWORDS = {
     "type": ({"type": "integer"}, 42, "42", "TSR-004", "integer"),

@@ -10,7 +10,7 @@ import pytest
 import toolmend
 from toolmend import ParseError, Repair, RepairError
 
-# The seed specification's examples (JsonRepairerTests), with exact outputs and repair kinds.
+# The reference cases of the repair rules, with exact outputs and repair kinds.
 SEED_CASES = [
     ('{"path": "test.txt",}', '{"path": "test.txt"}', ["trailing_comma"]),
     ('{"items": [1, 2, 3,]}', '{"items": [1, 2, 3]}', ["trailing_comma"]),

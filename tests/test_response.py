@@ -42,7 +42,7 @@ def call(name: Any, arguments: Any, **extra: Any) -> dict[str, Any]:
     return {"function": {"name": name, "arguments": arguments}, **extra}
 
 
-# ---- the seed's scenarios -------------------------------------------------------------------------
+# ---- reference scenarios --------------------------------------------------------------------------
 
 
 def test_trailing_comma_is_repaired_and_reported() -> None:

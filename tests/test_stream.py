@@ -21,7 +21,7 @@ def names_and_arguments(result: ParseResult) -> list[tuple[str, dict[str, Any]]]
     return [(c.name, c.arguments) for c in result.calls]
 
 
-# ---- the seed's cases ---------------------------------------------------------------------------
+# ---- reference cases ----------------------------------------------------------------------------
 
 
 def test_fragments_in_order_and_nothing_complete_until_complete() -> None:

@@ -228,7 +228,7 @@ fn map_error(
                 ErrorCode::TypeMismatch,
                 format!("Type mismatch: expected {expected}, got {actual_type}"),
                 Some(expected.clone()),
-                // Types on both sides ("expected string, actual integer"), as the seed scenario shows them.
+                // Types on both sides ("expected string, actual integer"), so a reader sees both without the schema.
                 Some(actual_type.to_string()),
                 format!(
                     "provide {field} as {} {expected} value, not {}",
