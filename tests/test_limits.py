@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -343,3 +344,23 @@ def test_size_is_counted_the_same_at_any_depth(levels: int) -> None:
     assert [e.code for e in sized[smallest - 2].try_validate("t", value).errors] == ["TLP-007"]
     # Every level costs the same bytes (a key or an item, brackets), so the budget grows linearly.
     assert smallest > 50 + levels
+
+
+def test_ollama_arguments_deeper_than_orjson_writes_are_read_under_the_limits() -> None:
+    # orjson writes at most 255 levels; deeper dict arguments are written by the binding itself.
+    leaf = {"s": 'quote " backslash \\ é \u2028 \n', "f": 1.5, "i": -3, "big": 2**63, "t": True, "n": None, "l": [1, [2.0]]}
+    levels = 300
+    arguments, _ = _path_to(levels, leaf)
+    acc = toolmend.ToolCallAccumulator(max_depth=CEILING)
+    acc.feed({"message": {"role": "assistant", "tool_calls": [{"function": {"name": "t", "arguments": arguments}}]}, "done": True})
+    (call,) = acc.finish().calls
+    assert call.arguments == arguments
+    assert json.loads(call.raw_arguments) == arguments
+    assert call.raw_arguments == json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+    shallow = toolmend.ToolCallAccumulator(max_depth=levels)
+    shallow.feed({"message": {"role": "assistant", "tool_calls": [{"function": {"name": "t", "arguments": arguments}}]}, "done": True})
+    assert [e.code for e in shallow.finish().errors] == ["TLP-008"]
+    # Values JSON cannot write are still refused as orjson refuses them.
+    odd, _ = _path_to(levels, {"x": object()})
+    with pytest.raises(TypeError):
+        toolmend.ToolCallAccumulator(max_depth=CEILING).feed({"message": {"tool_calls": [{"function": {"name": "t", "arguments": odd}}]}})
