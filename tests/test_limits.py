@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import subprocess
 import sys
@@ -278,3 +279,84 @@ def test_validation_recursing_at_the_ceiling_fits_a_2_mb_stack() -> None:
     print(r.ok, *codes(r))
     """
     assert run_isolated(body, 2048) == ["True", "False", "TSR-004", "False", "TSR-004"]
+
+
+# ---- the walk over Python values: the same answers at every depth ------------------------------------------
+# Shallow values are walked by recursion, deeper ones on an explicit stack; these compare both regimes.
+
+
+def _path_to(levels: int, leaf: object) -> tuple[object, str]:
+    """A value `levels` containers deep (dicts and lists in turn, keys needing escapes) ending in `leaf`,
+    and the JSON Pointer of the leaf."""
+    value: object = leaf
+    pointer = ""
+    for level in reversed(range(levels)):
+        if level % 2:
+            value = [0, value]
+            pointer = "/1" + pointer
+        else:
+            value = {"x": 1, f"k~/{level}": value}
+            pointer = f"/k~0~1{level}" + pointer
+    return value, pointer
+
+
+@pytest.mark.parametrize("levels", [3, 15, 16, 17, 40, 120])
+def test_errors_point_at_the_value_at_any_depth(levels: int) -> None:
+    registry = toolmend.ToolRegistry(max_depth=CEILING)
+    registry.register("t", {"type": "object"})
+    nodes = {"type": ["integer", "array", "object"], "items": {"$ref": "#/$defs/v"}, "additionalProperties": {"$ref": "#/$defs/v"}}
+    registry.register("typed", {"$defs": {"v": nodes}, "$ref": "#/$defs/v", "type": "object"})
+    value, pointer = _path_to(levels, {1, 2})
+    (error,) = registry.try_validate("t", value).errors
+    assert (error.code, error.path) == ("TSR-002", pointer)
+    value, pointer = _path_to(levels, {3: "key that is not a str"})
+    (error,) = registry.try_validate("t", value).errors
+    assert (error.code, error.path) == ("TSR-002", pointer)
+    value, pointer = _path_to(levels, [[[]]])
+    shallow = toolmend.ToolRegistry(max_depth=levels + 2)
+    shallow.register("t", {"type": "object"})
+    (error,) = shallow.try_validate("t", value).errors
+    assert (error.code, error.path) == ("TLP-008", pointer + "/0/0")
+    # Valid, and built into serde values for the schema: the same value comes back.
+    value, _ = _path_to(levels, 7)
+    result = registry.try_validate("typed", value)
+    assert result.ok and result.value == value
+    value, pointer = _path_to(levels, "not an integer")
+    (error,) = registry.try_validate("typed", value).errors
+    assert (error.code, error.path) == ("TSR-004", pointer)
+
+
+@pytest.mark.parametrize("levels", [10, 40])
+def test_size_is_counted_the_same_at_any_depth(levels: int) -> None:
+    value, _ = _path_to(levels, "x" * 50)
+    registry = toolmend.ToolRegistry()
+    registry.register("t", {"type": "object"})
+    sized = [toolmend.ToolRegistry(max_size=n, max_depth=CEILING) for n in range(1, 2000)]
+    for r in sized:
+        r.register("t", {"type": "object"})
+    fits = [r.try_validate("t", value).ok for r in sized]
+    smallest = fits.index(True) + 1
+    assert all(fits[smallest - 1 :]) and not any(fits[: smallest - 1])
+    assert [e.code for e in sized[smallest - 2].try_validate("t", value).errors] == ["TLP-007"]
+    # Every level costs the same bytes (a key or an item, brackets), so the budget grows linearly.
+    assert smallest > 50 + levels
+
+
+def test_ollama_arguments_deeper_than_orjson_writes_are_read_under_the_limits() -> None:
+    # orjson writes at most 255 levels; deeper dict arguments are written by the binding itself.
+    leaf = {"s": 'quote " backslash \\ é \u2028 \n', "f": 1.5, "i": -3, "big": 2**63, "t": True, "n": None, "l": [1, [2.0]]}
+    levels = 300
+    arguments, _ = _path_to(levels, leaf)
+    acc = toolmend.ToolCallAccumulator(max_depth=CEILING)
+    acc.feed({"message": {"role": "assistant", "tool_calls": [{"function": {"name": "t", "arguments": arguments}}]}, "done": True})
+    (call,) = acc.finish().calls
+    assert call.arguments == arguments
+    assert json.loads(call.raw_arguments) == arguments
+    assert call.raw_arguments == json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+    shallow = toolmend.ToolCallAccumulator(max_depth=levels)
+    shallow.feed({"message": {"role": "assistant", "tool_calls": [{"function": {"name": "t", "arguments": arguments}}]}, "done": True})
+    assert [e.code for e in shallow.finish().errors] == ["TLP-008"]
+    # Values JSON cannot write are still refused as orjson refuses them.
+    odd, _ = _path_to(levels, {"x": object()})
+    with pytest.raises(TypeError):
+        toolmend.ToolCallAccumulator(max_depth=CEILING).feed({"message": {"tool_calls": [{"function": {"name": "t", "arguments": odd}}]}})

@@ -453,28 +453,74 @@ pub(crate) struct Budget {
 /// without, it only checks (and returns null), copying nothing. `depth` is the depth of `obj`
 /// and `path` its JSON Pointer, built only when an error reports it.
 ///
-/// The walk keeps its own stack of open containers instead of recursing, so no nesting of the
-/// input can overflow the thread's stack before the depth limit refuses it.
+/// No nesting of the input can overflow the thread's stack before the depth limit refuses it:
+/// the first `RECURSION_LEVELS` levels are walked by recursion (cheapest per value, and as deep
+/// as real arguments go), deeper ones on a stack of the walk's own.
 pub(crate) fn walk<const BUILD: bool>(
     obj: &Bound<'_, PyAny>,
     depth: usize,
     path: &dyn Fn() -> String,
     budget: &mut Budget,
 ) -> Result<Value, Violation> {
-    let mut open: Vec<Open<'_>> = Vec::new();
-    let mut next = obj.clone();
-    loop {
-        let read =
-            read_value::<BUILD>(&next, depth + open.len(), budget, &|| pointer(path, &open))?;
-        let mut done = match read {
-            Read::Value(value) => Some(value),
-            Read::Open(container) => {
-                open.push(container);
-                None
+    walk_recursive::<BUILD>(obj, depth, RECURSION_LEVELS, path, budget)
+}
+
+/// Levels walked by recursion before the walk's own stack takes over: even a debug build's
+/// frames (about 11 KB each) stay far below any thread's stack size.
+const RECURSION_LEVELS: usize = 16;
+
+fn walk_recursive<const BUILD: bool>(
+    obj: &Bound<'_, PyAny>,
+    depth: usize,
+    levels: usize,
+    path: &dyn Fn() -> String,
+    budget: &mut Budget,
+) -> Result<Value, Violation> {
+    let read = read_value::<BUILD>(obj, depth, budget).map_err(|f| f.violation(&path(), budget))?;
+    match read {
+        Read::Value(value) => Ok(value),
+        container if levels == 0 => walk_iterative::<BUILD>(container, depth, path, budget),
+        Read::Object(d) => {
+            let mut map = Map::with_capacity(if BUILD { d.len() } else { 0 });
+            for (k, v) in d.iter() {
+                let key = key_text(&k, budget).map_err(|f| f.violation(&path(), budget))?;
+                // The pointer is only built when an error reports it.
+                let child = || format!("{}/{}", path(), escaped(key));
+                let value = walk_recursive::<BUILD>(&v, depth + 1, levels - 1, &child, budget)?;
+                if BUILD {
+                    map.insert(key.to_owned(), value);
+                }
             }
-        };
+            Ok(Value::Object(map))
+        }
+        Read::Array(items) => {
+            let mut values = Vec::new();
+            for (i, item) in items.enumerate() {
+                let item = array_item(item, budget).map_err(|f| f.violation(&path(), budget))?;
+                let child = || format!("{}/{i}", path());
+                let value = walk_recursive::<BUILD>(&item, depth + 1, levels - 1, &child, budget)?;
+                if BUILD {
+                    values.push(value);
+                }
+            }
+            Ok(Value::Array(values))
+        }
+    }
+}
+
+/// The walk below `first` (a container at `depth`, pointed at by `path`) on a stack of open
+/// containers kept on the heap.
+fn walk_iterative<'py, const BUILD: bool>(
+    first: Read<'_, 'py>,
+    depth: usize,
+    path: &dyn Fn() -> String,
+    budget: &mut Budget,
+) -> Result<Value, Violation> {
+    let mut open: Vec<Open<'py>> = Vec::new();
+    let mut done = open_or_value::<BUILD>(first, &mut open);
+    loop {
         // Finished values go into their containers until one has an entry left to read.
-        loop {
+        let child = loop {
             let Some(top) = open.last_mut() else {
                 return Ok(done.unwrap_or(Value::Null));
             };
@@ -482,19 +528,68 @@ pub(crate) fn walk<const BUILD: bool>(
                 top.place::<BUILD>(value);
             }
             match top.advance(budget) {
-                Ok(Some(child)) => {
-                    next = child;
-                    break;
-                }
+                Ok(Some(child)) => break child,
                 Ok(None) => done = open.pop().map(Open::close),
-                Err(Fault::Violation(v)) => return Err(v),
                 // About the container itself: its pointer leaves out its own entry.
-                Err(Fault::NotJson(what)) => {
-                    return Err(not_json(&pointer(path, &open[..open.len() - 1]), what))
+                Err(fault) => {
+                    let container = &open[..open.len() - 1];
+                    return Err(fault.violation(&pointer(path, container), budget));
                 }
             }
-        }
+        };
+        let read = read_value::<BUILD>(&child, depth + open.len(), budget)
+            .map_err(|f| f.violation(&pointer(path, &open), budget))?;
+        done = open_or_value::<BUILD>(read, &mut open);
     }
+}
+
+/// A scalar's value, or None after opening the container on the stack.
+fn open_or_value<'py, const BUILD: bool>(
+    read: Read<'_, 'py>,
+    open: &mut Vec<Open<'py>>,
+) -> Option<Value> {
+    match read {
+        Read::Value(value) => return Some(value),
+        Read::Object(d) => open.push(Open::Object {
+            map: Map::with_capacity(if BUILD { d.len() } else { 0 }),
+            entries: d.iter(),
+            key: None,
+        }),
+        Read::Array(items) => open.push(Open::Array {
+            items,
+            values: Vec::new(),
+            taken: 0,
+        }),
+    }
+    None
+}
+
+/// An object's key as text, spent from the budget.
+#[inline]
+fn key_text<'a>(k: &'a Bound<'_, PyAny>, budget: &mut Budget) -> Result<&'a str, Fault> {
+    let text = k
+        .cast::<PyString>()
+        .map_err(|_| Fault::NotJson("a key that is not a string".into()))?
+        .to_str()
+        .map_err(|_| Fault::NotJson("a key with lone surrogates".into()))?;
+    spend(text.len() + 3, budget)?;
+    Ok(text)
+}
+
+/// An array's item, spent from the budget.
+#[inline]
+fn array_item<'py>(
+    item: PyResult<Bound<'py, PyAny>>,
+    budget: &mut Budget,
+) -> Result<Bound<'py, PyAny>, Fault> {
+    let item = item.map_err(|_| Fault::NotJson("an array".into()))?;
+    spend(1, budget)?;
+    Ok(item)
+}
+
+/// A key as a JSON Pointer token.
+fn escaped(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
 }
 
 /// A container being walked: the entries not yet read, what was built of it so far, and which
@@ -503,7 +598,8 @@ enum Open<'py> {
     Object {
         entries: BoundDictIterator<'py>,
         map: Map<String, Value>,
-        key: Option<Bound<'py, PyString>>,
+        /// The key of the entry being read (a str: checked when it was taken).
+        key: Option<Bound<'py, PyAny>>,
     },
     Array {
         items: Bound<'py, PyIterator>,
@@ -513,15 +609,47 @@ enum Open<'py> {
     },
 }
 
-enum Read<'py> {
+/// One value read: a scalar as it is, or a container to open.
+enum Read<'a, 'py> {
     Value(Value),
-    Open(Open<'py>),
+    Object(&'a Bound<'py, PyDict>),
+    Array(Bound<'py, PyIterator>),
 }
 
+/// What is wrong, before its pointer is known (kept small: it is returned on every step).
 enum Fault {
-    Violation(Violation),
-    /// The container holds something JSON cannot (said as "a key that is not a string").
-    NotJson(&'static str),
+    TooLarge,
+    TooDeep,
+    /// Something JSON cannot hold, said as "a key that is not a string".
+    NotJson(Cow<'static, str>),
+}
+
+impl Fault {
+    #[cold]
+    fn violation(self, path: &str, budget: &Budget) -> Violation {
+        match self {
+            Fault::TooLarge => Violation {
+                path: String::new(),
+                code: ErrorCode::TooLarge,
+                message: "Arguments are over the size limit".into(),
+                expected: None,
+                actual: None,
+                suggestion: "send smaller arguments".into(),
+            },
+            Fault::TooDeep => Violation {
+                path: path.to_owned(),
+                code: ErrorCode::TooDeepOrTimeout,
+                message: format!(
+                    "Arguments nest deeper than the depth limit of {}",
+                    budget.max_depth
+                ),
+                expected: None,
+                actual: None,
+                suggestion: "flatten the arguments".into(),
+            },
+            Fault::NotJson(what) => not_json(path, &what),
+        }
+    }
 }
 
 impl<'py> Open<'py> {
@@ -532,13 +660,7 @@ impl<'py> Open<'py> {
                 let Some((k, v)) = entries.next() else {
                     return Ok(None);
                 };
-                let k = k
-                    .cast_into::<PyString>()
-                    .map_err(|_| Fault::NotJson("a key that is not a string"))?;
-                let text = k
-                    .to_str()
-                    .map_err(|_| Fault::NotJson("a key with lone surrogates"))?;
-                spend(text.len() + 3, budget).map_err(Fault::Violation)?;
+                key_text(&k, budget)?;
                 *key = Some(k);
                 Ok(Some(v))
             }
@@ -546,8 +668,7 @@ impl<'py> Open<'py> {
                 let Some(item) = items.next() else {
                     return Ok(None);
                 };
-                let item = item.map_err(|_| Fault::NotJson("an array"))?;
-                spend(1, budget).map_err(Fault::Violation)?;
+                let item = array_item(item, budget)?;
                 *taken += 1;
                 Ok(Some(item))
             }
@@ -561,9 +682,8 @@ impl<'py> Open<'py> {
         }
         match self {
             Open::Object { map, key, .. } => {
-                // The key was read as UTF-8 when it was taken.
-                if let Some(k) = key.as_ref().and_then(|k| k.to_str().ok()) {
-                    map.insert(k.to_owned(), value);
+                if let Some(k) = key.as_ref().and_then(|k| k.cast::<PyString>().ok()) {
+                    map.insert(k.to_str().unwrap_or_default().to_owned(), value);
                 }
             }
             Open::Array { values, .. } => values.push(value),
@@ -584,9 +704,9 @@ fn pointer(path: &dyn Fn() -> String, open: &[Open<'_>]) -> String {
     for container in open {
         match container {
             Open::Object { key: Some(k), .. } => {
-                let key = k.to_str().unwrap_or_default();
+                let key = k.cast::<PyString>().ok().and_then(|k| k.to_str().ok());
                 pointer.push('/');
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                pointer.push_str(&escaped(key.unwrap_or_default()));
             }
             Open::Object { key: None, .. } => {}
             Open::Array { taken, .. } => {
@@ -598,25 +718,19 @@ fn pointer(path: &dyn Fn() -> String, open: &[Open<'_>]) -> String {
     pointer
 }
 
-fn spend(n: usize, budget: &mut Budget) -> Result<(), Violation> {
-    budget.bytes = budget.bytes.checked_sub(n).ok_or_else(|| Violation {
-        path: String::new(),
-        code: ErrorCode::TooLarge,
-        message: "Arguments are over the size limit".into(),
-        expected: None,
-        actual: None,
-        suggestion: "send smaller arguments".into(),
-    })?;
+#[inline]
+fn spend(n: usize, budget: &mut Budget) -> Result<(), Fault> {
+    budget.bytes = budget.bytes.checked_sub(n).ok_or(Fault::TooLarge)?;
     Ok(())
 }
 
-/// One value: a scalar as it is, a container opened for its entries.
-fn read_value<'py, const BUILD: bool>(
-    obj: &Bound<'py, PyAny>,
+/// One value: a scalar as it is, a container to open.
+#[inline(always)]
+fn read_value<'a, 'py, const BUILD: bool>(
+    obj: &'a Bound<'py, PyAny>,
     depth: usize,
     budget: &mut Budget,
-    path: &dyn Fn() -> String,
-) -> Result<Read<'py>, Violation> {
+) -> Result<Read<'a, 'py>, Fault> {
     if obj.is_none() {
         spend(4, budget)?;
         return Ok(Read::Value(Value::Null));
@@ -628,7 +742,7 @@ fn read_value<'py, const BUILD: bool>(
     if let Ok(s) = obj.cast::<PyString>() {
         let text = s
             .to_str()
-            .map_err(|_| not_json(&path(), "a string with lone surrogates"))?;
+            .map_err(|_| Fault::NotJson("a string with lone surrogates".into()))?;
         spend(text.len() + 2, budget)?;
         return Ok(Read::Value(if BUILD {
             Value::String(text.to_owned())
@@ -644,53 +758,38 @@ fn read_value<'py, const BUILD: bool>(
         if let Ok(u) = obj.extract::<u64>() {
             return Ok(Read::Value(Value::Number(u.into())));
         }
-        let f: f64 = obj
-            .extract()
-            .map_err(|_| not_json(&path(), "an integer too large"))?;
+        let too_large = || Fault::NotJson("an integer too large".into());
+        let f: f64 = obj.extract().map_err(|_| too_large())?;
         return Number::from_f64(f)
             .map(|n| Read::Value(Value::Number(n)))
-            .ok_or_else(|| not_json(&path(), "an integer too large"));
+            .ok_or_else(too_large);
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         spend(8, budget)?;
         return Number::from_f64(f.value())
             .map(|n| Read::Value(Value::Number(n)))
-            .ok_or_else(|| not_json(&path(), "NaN or infinity"));
+            .ok_or(Fault::NotJson("NaN or infinity".into()));
     }
     if depth >= budget.max_depth {
-        return Err(Violation {
-            path: path(),
-            code: ErrorCode::TooDeepOrTimeout,
-            message: format!(
-                "Arguments nest deeper than the depth limit of {}",
-                budget.max_depth
-            ),
-            expected: None,
-            actual: None,
-            suggestion: "flatten the arguments".into(),
-        });
+        return Err(Fault::TooDeep);
     }
     if let Ok(d) = obj.cast::<PyDict>() {
-        return Ok(Read::Open(Open::Object {
-            map: Map::with_capacity(if BUILD { d.len() } else { 0 }),
-            entries: d.iter(),
-            key: None,
-        }));
+        return Ok(Read::Object(d));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let items = obj.try_iter().map_err(|_| not_json(&path(), "an array"))?;
-        return Ok(Read::Open(Open::Array {
-            items,
-            values: Vec::new(),
-            taken: 0,
-        }));
+        let items = obj
+            .try_iter()
+            .map_err(|_| Fault::NotJson("an array".into()))?;
+        return Ok(Read::Array(items));
     }
     let type_name = obj
         .get_type()
         .name()
         .map(|n| n.to_string())
         .unwrap_or_else(|_| "object".into());
-    Err(not_json(&path(), &format!("a value of type {type_name}")))
+    Err(Fault::NotJson(
+        format!("a value of type {type_name}").into(),
+    ))
 }
 
 fn not_json(path: &str, what: &str) -> Violation {
