@@ -1,40 +1,82 @@
-//! Calls written in text: found in one pass without panic, and a token-by-token parser given
-//! any split finds the same calls and gives back the same text as one given it whole. (The
-//! buffer cap is above the fuzzer's input length: where a block crosses it depends on the split.)
+//! Calls written in text: found in one pass without panic; a token-by-token parser given any
+//! split finds the same calls (at the same positions), gives back the same text and counts the
+//! same quoted calls as one given it whole (the buffer cap is above the fuzzer's input length:
+//! where a block crosses it depends on the split). And nothing inside a JSON string is ever a
+//! call: the input written as a string value inside a call, in any format, gives that one call
+//! back with the string intact.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
-use toolmend_core::extract::{text_calls, TextCallParser, TextEvent};
+use toolmend_core::extract::{text_calls, FoundCall, TextCallParser, TextEvent};
 use toolmend_core::Limits;
 
-fn parse(pieces: &[&str]) -> (String, Vec<(Option<String>, Option<String>)>) {
-    let mut parser = TextCallParser::new(
-        Limits {
-            timeout_ms: 0,
-            ..Limits::default()
-        },
-        50_000,
-    );
+const LIMITS: Limits = Limits {
+    max_size: 1 << 20,
+    max_depth: 64,
+    timeout_ms: 0,
+};
+
+fn parse(pieces: &[&str]) -> (String, Vec<FoundCall>, usize) {
+    let mut parser = TextCallParser::new(LIMITS, 50_000);
     let mut text = String::new();
     let mut calls = Vec::new();
     let mut take = |events: Vec<TextEvent>| {
         for event in events {
             match event {
                 TextEvent::Text(t) => text.push_str(&t),
-                TextEvent::Calls(found) => {
-                    calls.extend(found.into_iter().map(|c| (c.name, c.arguments)))
-                }
+                TextEvent::Calls(found) => calls.extend(found),
             }
         }
     };
     for piece in pieces {
         take(parser.feed(piece));
     }
+    let quoted_before_flush = parser.quoted();
     take(parser.flush());
-    (text, calls)
+    assert!(parser.quoted() >= quoted_before_flush);
+    (text, calls, parser.quoted())
+}
+
+/// A call to `write_file` in each format, with `ARGS` where its JSON arguments go.
+const WRAPPERS: &[&str] = &[
+    r#"<tool_call>{"name": "write_file", "arguments": ARGS}</tool_call>"#,
+    r#"<tool_call>{"name": "write_file", "arguments": ARGS}"#,
+    r#"<function=write_file>ARGS</function>"#,
+    r#"<|python_tag|>{"name": "write_file", "parameters": ARGS}<|eom_id|>"#,
+    "```tool_call\n{\"name\": \"write_file\", \"arguments\": ARGS}\n```",
+    "```json\n{\"name\": \"write_file\", \"arguments\": ARGS}\n```",
+    r#"[TOOL_CALLS]write_file[ARGS]ARGS"#,
+    r#"[TOOL_CALLS] [{"name": "write_file", "arguments": ARGS}]"#,
+    r#"<|tool_call_begin|>functions.write_file:0 <|tool_call_argument_begin|>ARGS<|tool_call_end|>"#,
+    "<｜tool▁call▁begin｜>write_file<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>",
+    r#"<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>ARGS<|call|>"#,
+    r#"<TOOLCALL>[{"name": "write_file", "arguments": ARGS}]</TOOLCALL>"#,
+    r#"functools[{"name": "write_file", "arguments": ARGS}]"#,
+];
+
+fn string_stays_a_string(content: &str, which: u8) {
+    let args = serde_json::json!({ "content": content }).to_string();
+    let wrapper = WRAPPERS[usize::from(which) % WRAPPERS.len()];
+    // `[ARGS]` is Mistral's marker, not the placeholder.
+    let reply = wrapper
+        .replace("[ARGS]", "\u{0}")
+        .replace("ARGS", &args)
+        .replace('\u{0}', "[ARGS]");
+    let check = |calls: &[FoundCall], how: &str| {
+        assert_eq!(calls.len(), 1, "{how}: {reply:?} gave {calls:?}");
+        let call = &calls[0];
+        assert_eq!(call.name.as_deref(), Some("write_file"), "{how}: {reply:?}");
+        assert!(call.error.is_none(), "{how}: {reply:?}: {call:?}");
+        let value: serde_json::Value =
+            serde_json::from_str(call.arguments.as_deref().unwrap_or("")).expect("arguments");
+        assert_eq!(value["content"].as_str(), Some(content), "{how}: {reply:?}");
+    };
+    check(&text_calls(&reply, &LIMITS, None).calls, "batch");
+    check(&parse(&[&reply]).1, "one token");
+    check(&parse(&common::pieces(&reply, 3)).1, "3-byte tokens");
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -42,21 +84,20 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let content = String::from_utf8_lossy(rest);
-    let limits = Limits {
-        timeout_ms: 0,
-        ..Limits::default()
-    };
-    let found = text_calls(&content, &limits, None);
+    let found = text_calls(&content, &LIMITS, None);
     for call in &found.calls {
         assert!(call.position <= content.len());
+        if let Some(error) = &call.error {
+            assert!(error.position <= content.len());
+        }
     }
     assert!(found.text.len() <= content.len(), "cut-out text grew");
 
     let step = 1 + (cuts as usize % 12);
     let pieces = common::pieces(&content, step);
-    assert_eq!(
-        parse(&pieces),
-        parse(&[&content]),
-        "split into {step}-byte pieces"
-    );
+    let whole = parse(&[&content]);
+    assert_eq!(parse(&pieces), whole, "split into {step}-byte pieces");
+    assert_eq!(whole.2, found.quoted, "quoted calls, token by token and whole");
+
+    string_stays_a_string(&content, cuts);
 });

@@ -37,10 +37,11 @@ pub const QUOTING: &[(&str, &str)] = &[
     ),
     (
         "fence amid prose",
-        "a run of three or more backticks (```` ```json ````, ```` ```python ````, plain) up to the \
-         next such run, when the reply has prose outside its fences; a reply that is only fences \
-         (and thinking, and whitespace) makes its calls. ```` ```tool_call ```` says what it holds \
-         and is a call anywhere",
+        "a run of three or more backticks when the reply has prose outside its fences: a JSON \
+         fence (```` ```json ```` or no language) up to its closing run outside its strings, a \
+         code fence (```` ```python ````, ...) up to the next run. A reply that is only fences \
+         (and thinking, and whitespace) makes their calls; ```` ```tool_call ```` says what it \
+         holds and is a call anywhere",
     ),
     (
         "blockquote",
@@ -63,11 +64,13 @@ pub(super) enum Kind {
     Text,
     /// A section marker with no call of its own: dropped.
     Strip,
-    /// A call block: its format and its body, the marker and closer around it.
+    /// A call block: its format and its body, the marker and closer around it. A quoted
+    /// block is text: its calls are only counted.
     Block {
         fmt: usize,
         body_start: usize,
         body_end: usize,
+        quoted: bool,
     },
     /// The deadline passed here; everything after it is text.
     Timeout,
@@ -178,6 +181,7 @@ struct BlockState {
     body_start: usize,
     lex: Lexer,
     fenced: bool,
+    quoted: bool,
     /// Past `max_hold`: given back as text as it comes, up to here.
     shown: Option<usize>,
 }
@@ -199,9 +203,8 @@ pub(super) struct Engine {
     seen_prose: bool,
     fence: Option<Candidacy>,
     markers: MarkerCache,
-    /// Call markers seen in quoted text, and where counting resumes.
+    /// Call markers seen in quoted text.
     pub quoted: usize,
-    count_from: usize,
     steps: u32,
     /// A run of backticks that reached the end of the text: where it starts, and how long it
     /// was then (a run that arrives a backtick at a time is measured once).
@@ -220,7 +223,6 @@ impl Engine {
             fence: None,
             markers: MarkerCache::default(),
             quoted: 0,
-            count_from: 0,
             steps: 0,
             run: (usize::MAX, 0),
         }
@@ -378,21 +380,48 @@ impl Engine {
         out.push(seg);
     }
 
-    /// A fenced stretch that turned out to be quoted: text, its call markers counted (text
-    /// stretches were counted when they went out).
+    /// A fenced stretch that turned out to be quoted: text, its calls counted (a block's by
+    /// its reader; text stretches were counted when they went out). A sample in the answer
+    /// is prose for the rule on pythonic lists.
     fn quote_seg(&mut self, cx: &Cx, seg: Seg) -> Seg {
-        if seg.kind != Kind::Text {
-            self.quoted += count_calls(cx, seg.start, seg.end, seg.start).1;
+        let visible = cx.b[seg.start - cx.base..seg.end - cx.base]
+            .iter()
+            .any(|b| !b.is_ascii_whitespace() && !b.is_ascii_control());
+        let seg = Seg {
+            prose_like: visible,
+            ..seg
+        };
+        match seg.kind {
+            Kind::Block {
+                fmt,
+                body_start,
+                body_end,
+                ..
+            } => Seg {
+                kind: Kind::Block {
+                    fmt,
+                    body_start,
+                    body_end,
+                    quoted: true,
+                },
+                ..seg
+            },
+            Kind::Text => Seg {
+                kind: Kind::Text,
+                ..seg
+            },
+            _ => {
+                self.quoted += count_calls(cx, seg.start, seg.end);
+                Seg {
+                    kind: Kind::Text,
+                    ..seg
+                }
+            }
         }
-        as_text(seg)
     }
 
-    /// Counts the call markers that start in quoted text `[start, end)`, which may be one
-    /// piece of a longer quote: a marker counted with the piece before is not counted again.
     fn count(&mut self, cx: &Cx, start: usize, end: usize) {
-        let (to, n) = count_calls(cx, start.max(self.count_from), end, start);
-        self.quoted += n;
-        self.count_from = self.count_from.max(to);
+        self.quoted += count_calls(cx, start, end);
     }
 
     // ---- prose --------------------------------------------------------------------------------
@@ -517,7 +546,7 @@ impl Engine {
             }
             _ => {
                 let fenced = self.in_fence();
-                self.start_block(fmt, s, e - format.keep, fenced);
+                self.start_block(fmt, s, e - format.keep, fenced, false);
             }
         }
     }
@@ -565,12 +594,20 @@ impl Engine {
             return false; // the language may go on
         }
         let info = &cx.b[t + k - cx.base..after - cx.base];
+        // A fence that says it holds JSON, or says nothing, is read for calls; others are code.
+        let json = info == b"json" || info.is_empty();
         if info == b"tool_call" {
-            self.start_block(formats::FENCED_TOOL_CALL, t, after, false);
+            self.start_block(formats::FENCED_TOOL_CALL, t, after, false, false);
             return true;
         }
         if self.seen_prose {
-            self.mode = Mode::Fence { search: t + k };
+            // Amid prose: a sample. A JSON one is read to its end (outside its strings) and
+            // its calls counted; code is quoted up to the next run of backticks.
+            if json {
+                self.start_block(formats::FENCED_JSON, t, after, false, true);
+            } else {
+                self.mode = Mode::Fence { search: t + k };
+            }
             return true;
         }
         self.fence.get_or_insert(Candidacy {
@@ -579,9 +616,8 @@ impl Engine {
             in_fence: false,
             forced: false,
         });
-        if info == b"json" || info.is_empty() {
-            // A fence that says it holds JSON, or says nothing, is read for calls.
-            self.start_block(formats::FENCED_JSON, t, after, true);
+        if json {
+            self.start_block(formats::FENCED_JSON, t, after, true, false);
             return true;
         }
         let how = How {
@@ -605,7 +641,19 @@ impl Engine {
         let limit = if cx.at_end {
             limit
         } else {
-            limit.min(cx.end() - formats::call_prefix_len(&cx.b[p - cx.base..]))
+            let mut limit = limit.min(cx.end() - formats::call_prefix_len(&cx.b[p - cx.base..]));
+            // Nor inside a marker already there (`functools[` ends with the start of
+            // `[TOOL_CALLS]`).
+            let t = formats::table();
+            let stop = (limit + t.longest_marker).min(cx.end());
+            if let Some(m) = t
+                .calls
+                .find_iter(&cx.b[p - cx.base..stop - cx.base])
+                .find(|m| p + m.end() > limit)
+            {
+                limit = limit.min(p + m.start());
+            }
+            limit
         };
         if limit > p {
             self.put(cx, Kind::Text, p, limit, how, out);
@@ -783,7 +831,14 @@ impl Engine {
 
     // ---- call blocks --------------------------------------------------------------------------
 
-    fn start_block(&mut self, fmt: usize, open: usize, body_start: usize, fenced: bool) {
+    fn start_block(
+        &mut self,
+        fmt: usize,
+        open: usize,
+        body_start: usize,
+        fenced: bool,
+        quoted: bool,
+    ) {
         self.pos = open;
         self.mode = Mode::Block(Box::new(BlockState {
             fmt,
@@ -791,6 +846,7 @@ impl Engine {
             body_start,
             lex: Lexer::new(body_start),
             fenced,
+            quoted,
             shown: None,
         }));
     }
@@ -801,8 +857,14 @@ impl Engine {
         };
         let stops = &formats::table().stops[st.fmt];
         let lexed = st.lex.run(cx, stops);
-        let (fmt, open, body_start, fenced) = (st.fmt, st.open, st.body_start, st.fenced);
-        let how = How { fenced, ..ASIDE };
+        let (fmt, open, body_start, fenced, quoted) =
+            (st.fmt, st.open, st.body_start, st.fenced, st.quoted);
+        // A quoted fence is a sample amid prose, and counts as prose; a block does not.
+        let how = How {
+            fenced,
+            prose: quoted,
+            quoted: false,
+        };
         match lexed {
             Lexed::More => true,
             Lexed::Wait => {
@@ -834,6 +896,7 @@ impl Engine {
                             fmt,
                             body_start,
                             body_end,
+                            quoted,
                         },
                         open,
                         end,
@@ -848,24 +911,14 @@ impl Engine {
     }
 }
 
-/// The call markers that start in `[from, end)`, and where the last one ends. A marker may run
-/// past `end` into text held back for that reason, never past the buffer.
-fn count_calls(cx: &Cx, from: usize, end: usize, start: usize) -> (usize, usize) {
-    let from = from.max(start);
-    if from >= end {
-        return (from, 0);
-    }
-    let t = formats::table();
-    let stop = (end + t.longest_marker).min(cx.end());
-    let (mut to, mut n) = (from, 0);
-    for m in t.calls.find_iter(&cx.b[from - cx.base..stop - cx.base]) {
-        if from + m.start() >= end {
-            break;
-        }
-        n += 1;
-        to = from + m.end();
-    }
-    (to, n)
+/// The call markers wholly inside `[start, end)`. A piece of quoted text never ends inside a
+/// marker (an end that may start one is held back), so the pieces of a quote count what the
+/// whole of it would.
+fn count_calls(cx: &Cx, start: usize, end: usize) -> usize {
+    formats::table()
+        .calls
+        .find_iter(&cx.b[start - cx.base..end - cx.base])
+        .count()
 }
 
 fn as_text(seg: Seg) -> Seg {

@@ -540,8 +540,3 @@ fn parameter_tags_as_json(text: &str) -> String {
     }
     Value::Object(object).to_string()
 }
-
-#[cfg(test)]
-pub(super) fn openers() -> impl Iterator<Item = &'static str> {
-    FORMATS.iter().map(|f| f.open)
-}

@@ -55,8 +55,8 @@ pub struct FoundCall {
 pub struct TextCalls {
     pub calls: Vec<FoundCall>,
     pub text: String,
-    /// Call markers that stood where the model only quotes (see `QUOTING`): left in the text,
-    /// not made into calls.
+    /// Calls that stood where the model only quotes (see `QUOTING`), left in the text: the
+    /// calls a quoted fence or block would have made, and the call markers in other quoted text.
     pub quoted: usize,
 }
 
@@ -90,6 +90,12 @@ pub fn check_name(name: &str) -> Result<(), (ErrorCode, String)> {
         ));
     }
     Ok(())
+}
+
+/// The opening marker of every format in the table: calls, fences, tool results, thinking and
+/// section markers.
+pub fn markers() -> impl Iterator<Item = &'static str> {
+    formats::FORMATS.iter().map(|f| f.open)
 }
 
 /// Finds the tool calls written in `content`. `is_tool` (when given) decides whether a JSON
@@ -226,21 +232,31 @@ impl Output<'_> {
             Kind::Prose | Kind::Text => self.result.text.push_str(text),
             Kind::Strip => {}
             Kind::Timeout => self.time_out(seg.start),
+            Kind::Block { .. } if self.timed_out || self.clock.expired() => {
+                self.time_out(seg.start);
+                self.result.text.push_str(text);
+            }
             Kind::Block {
                 fmt,
                 body_start,
                 body_end,
+                quoted,
             } => {
                 let limits = self.clock.left(self.limits);
-                match formats::read_block(
+                let calls = formats::read_block(
                     fmt,
                     text,
                     seg.start,
                     body_start - seg.start,
                     body_end - seg.start,
                     &limits,
-                ) {
-                    Some(calls) => self.result.calls.extend(calls),
+                );
+                match calls {
+                    Some(calls) if !quoted => self.result.calls.extend(calls),
+                    Some(calls) => {
+                        self.result.quoted += calls.len();
+                        self.result.text.push_str(text);
+                    }
                     None => self.result.text.push_str(text),
                 }
             }
@@ -339,6 +355,8 @@ pub struct TextCallParser {
     buffer: String,
     base: usize,
     engine: Engine,
+    /// Calls read from quoted blocks (the engine counts the markers in quoted text).
+    quoted_calls: usize,
 }
 
 impl std::fmt::Debug for Engine {
@@ -355,6 +373,7 @@ impl TextCallParser {
             buffer: String::new(),
             base: 0,
             engine: Engine::new(max_buffer),
+            quoted_calls: 0,
         }
     }
 
@@ -367,7 +386,9 @@ impl TextCallParser {
     /// fences still held were the whole reply.
     pub fn flush(&mut self) -> Vec<TextEvent> {
         let events = self.run(true);
+        let quoted = self.quoted();
         self.reset();
+        self.quoted_calls = quoted;
         events
     }
 
@@ -376,11 +397,13 @@ impl TextCallParser {
         self.buffer.clear();
         self.base = 0;
         self.engine = Engine::new(self.max_buffer);
+        self.quoted_calls = 0;
     }
 
-    /// Call markers seen so far where the model only quotes (see `TextCalls::quoted`).
+    /// Calls seen where the model only quotes (see `TextCalls::quoted`), since `new` or
+    /// `reset`.
     pub fn quoted(&self) -> usize {
-        self.engine.quoted
+        self.engine.quoted + self.quoted_calls
     }
 
     fn run(&mut self, at_end: bool) -> Vec<TextEvent> {
@@ -390,6 +413,7 @@ impl TextCallParser {
             .step(&self.buffer, self.base, at_end, &clock, &mut segs);
         let mut events: Vec<TextEvent> = Vec::new();
         let mut text = String::new();
+        let mut timed_out = false;
         for seg in segs {
             let piece = &self.buffer[seg.start - self.base..seg.end - self.base];
             let calls = match seg.kind {
@@ -398,23 +422,39 @@ impl TextCallParser {
                     continue;
                 }
                 Kind::Strip => continue,
-                Kind::Timeout => vec![clock.timeout(seg.start)],
+                Kind::Timeout | Kind::Block { .. } if timed_out => {
+                    text.push_str(piece);
+                    continue;
+                }
+                Kind::Timeout => {
+                    timed_out = true;
+                    vec![clock.timeout(seg.start)]
+                }
+                // The deadline passed: what is not read yet is text, and the timeout a call.
+                Kind::Block { .. } if clock.expired() => {
+                    timed_out = true;
+                    text.push_str(piece);
+                    vec![clock.timeout(seg.start)]
+                }
                 Kind::Block {
                     fmt,
                     body_start,
                     body_end,
+                    quoted,
                 } => {
                     let limits = clock.left(&self.limits);
-                    match formats::read_block(
+                    let calls = formats::read_block(
                         fmt,
                         piece,
                         seg.start,
                         body_start - seg.start,
                         body_end - seg.start,
                         &limits,
-                    ) {
-                        Some(calls) => calls,
-                        None => {
+                    );
+                    match calls {
+                        Some(calls) if !quoted => calls,
+                        found => {
+                            self.quoted_calls += found.map_or(0, |c| c.len());
                             text.push_str(piece);
                             continue;
                         }

@@ -287,8 +287,11 @@ fn many_unclosed_markers_stay_linear() {
     assert!(start.elapsed().as_secs() < 5);
 }
 
+/// A call's name and arguments.
+type Named = (Option<String>, Option<String>);
+
 /// Feeds `text` one character at a time; returns the calls' (name, arguments) and the text.
-fn streamed(text: &str) -> (Vec<(Option<String>, Option<String>)>, String) {
+fn streamed(text: &str) -> (Vec<Named>, String) {
     let mut parser = TextCallParser::new(Limits::default(), 50_000);
     let mut events = Vec::new();
     let mut buf = [0u8; 4];
@@ -418,17 +421,12 @@ fn calls_after_an_oversize_block_are_found_whole_or_streamed() {
 
 // ---- hostile input ------------------------------------------------------------------------------
 
+/// A call's name, arguments and error code.
+type Coded = (Option<String>, Option<String>, Option<&'static str>);
+
 /// Feeds `text` in pieces of `step` bytes (moved to char boundaries); returns the calls'
 /// (name, arguments, error code) and the text shown.
-#[allow(clippy::type_complexity)]
-fn streamed_in(
-    text: &str,
-    step: usize,
-    max_buffer: usize,
-) -> (
-    Vec<(Option<String>, Option<String>, Option<&'static str>)>,
-    String,
-) {
+fn streamed_in(text: &str, step: usize, max_buffer: usize) -> (Vec<Coded>, String) {
     let mut parser = TextCallParser::new(
         Limits {
             timeout_ms: 0,
@@ -471,130 +469,6 @@ fn untimed(content: &str) -> TextCalls {
         },
         None,
     )
-}
-
-/// Best of two runs of `run` on the text `make(n)` gives, in seconds.
-fn best_time(make: &dyn Fn(usize) -> String, n: usize, run: &dyn Fn(&str)) -> f64 {
-    let text = make(n);
-    (0..2)
-        .map(|_| {
-            let start = std::time::Instant::now();
-            run(&text);
-            start.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// Text four times longer must cost about four times as much: a scan that repeats a failed
-/// look-ahead from each later start costs sixteen times as much. The bound is loose (10x, plus
-/// a floor for timer noise on small figures). A pair over it is measured again four times
-/// larger, where a small text's advantage of fitting in the cache is gone: a quadratic scan
-/// fails every time, a busy machine or a cache once in a while.
-fn assert_linear(family: &str, make: &dyn Fn(usize) -> String, n: usize, run: &dyn Fn(&str)) {
-    let mut figures = (0, 0.0, 0.0);
-    for size in [n, 4 * n, 4 * n] {
-        figures = (
-            size,
-            best_time(make, size, run),
-            best_time(make, 4 * size, run),
-        );
-        if figures.2 < 10.0 * figures.1 + 0.03 {
-            return;
-        }
-    }
-    panic!(
-        "{family}: {} units took {:.4}s, {} took {:.4}s",
-        figures.0,
-        figures.1,
-        4 * figures.0,
-        figures.2
-    );
-}
-
-/// Every format's opening marker repeated, and followed by unclosed brackets, quotes and raw
-/// parameter values; pythonic lists, bare braces, backticks and blockquote marks.
-fn hostile_families() -> Vec<(String, Box<dyn Fn(usize) -> String>)> {
-    let mut families: Vec<(String, Box<dyn Fn(usize) -> String>)> = Vec::new();
-    let mut openers: Vec<&'static str> = formats::openers().collect();
-    openers.extend(["```\n", "```python\n"]);
-    for open in openers {
-        families.push((
-            format!("{open:?} repeated"),
-            Box::new(move |n| open.repeat(n)),
-        ));
-        for tail in ["[w(", "{\"a\": \"", "<parameter=a>"] {
-            families.push((
-                format!("{open:?} then {tail:?}, repeated"),
-                Box::new(move |n| format!("{open}{tail}").repeat(n)),
-            ));
-        }
-        for tail in ["[w(", "\"", "'"] {
-            families.push((
-                format!("{open:?} then {tail:?} repeated"),
-                Box::new(move |n| format!("{open}{}", tail.repeat(n))),
-            ));
-        }
-    }
-    for unit in [
-        "[w(",
-        "[w(p='x'), ",
-        "{",
-        "[",
-        "[{",
-        "{\"name\": ",
-        "{\"name\": \"f\", \"arguments\": {",
-        "\"",
-        "`",
-        "` ",
-        "``",
-        "`a\n",
-        "```",
-        "``` x\n",
-        "`\n ",
-        "\n> ",
-        "> [w(",
-        "</tool_call>",
-        "<parameter=a>",
-    ] {
-        families.push((
-            format!("{unit:?} repeated"),
-            Box::new(move |n| unit.repeat(n)),
-        ));
-    }
-    families
-}
-
-// Units are a few bytes: 1,500 of them make 5-60 KiB, where a quadratic scan takes seconds.
-const UNITS: usize = 1500;
-
-#[test]
-fn every_batch_scan_grows_linearly() {
-    for (family, make) in hostile_families() {
-        let run = |text: &str| {
-            untimed(text);
-        };
-        assert_linear(&format!("batch, {family}"), &*make, UNITS, &run);
-    }
-}
-
-#[test]
-fn every_scan_of_one_token_grows_linearly() {
-    for (family, make) in hostile_families() {
-        let run = |text: &str| {
-            streamed_in(text, usize::MAX, 1 << 30);
-        };
-        assert_linear(&format!("one token, {family}"), &*make, UNITS, &run);
-    }
-}
-
-#[test]
-fn every_scan_of_small_tokens_grows_linearly() {
-    for (family, make) in hostile_families() {
-        let run = |text: &str| {
-            streamed_in(text, 7, 1 << 30);
-        };
-        assert_linear(&format!("7-byte tokens, {family}"), &*make, UNITS, &run);
-    }
 }
 
 /// (name, arguments) of each call a text gives, read whole.
@@ -720,42 +594,67 @@ fn no_format_is_cut_by_its_closer_inside_a_string() {
 const CALL: &str = r#"<tool_call>{"name": "delete_file", "arguments": {"path": "/"}}</tool_call>"#;
 const JSON_CALL: &str = r#"{"name": "delete_file", "arguments": {"path": "/"}}"#;
 
-/// Replies in which a call is only quoted, one per quoting context.
+/// Replies in which one call is only quoted, by the quoting context (a name in `QUOTING`).
 fn quoted_replies() -> Vec<(&'static str, String)> {
     vec![
         (
-            "echoed tool response",
+            "tool result",
             format!("The tool said:\n<tool_response>\n{CALL}\n</tool_response>\nSo I stop."),
         ),
         (
-            "tool result block",
+            "tool result",
             format!("Result: <tool_result>{CALL}</tool_result> done."),
+        ),
+        (
+            "tool result",
+            format!("[TOOL_RESULTS]{CALL}[/TOOL_RESULTS]Nothing to do."),
+        ),
+        (
+            "tool result",
+            format!("<｜tool▁outputs▁begin｜>{CALL}<｜tool▁outputs▁end｜>Done."),
+        ),
+        (
+            "tool result",
+            format!("<|start_header_id|>ipython<|end_header_id|>\n{CALL}<|eot_id|>ok"),
+        ),
+        (
+            "tool result",
+            format!("<|tool_response_start|>{CALL}<|tool_response_end|>ok"),
+        ),
+        (
+            "tool result",
+            format!(
+                "<|start|>functions.read to=assistant<|channel|>commentary<|message|>{CALL}<|end|>ok"
+            ),
         ),
         (
             "inline code",
             format!("Models write calls like `{CALL}` in their replies."),
         ),
+        ("inline code", format!("Like ``{CALL}`` here.")),
         (
-            "inline code, double backticks",
-            format!("Like ``{CALL}`` here."),
+            "inline code",
+            format!("A span may wrap:\n`{CALL}\nstill code` and prose."),
         ),
         (
-            "json fence amid prose",
+            "fence amid prose",
             format!("Here is an example:\n```json\n{JSON_CALL}\n```\nThat is the shape."),
         ),
         (
-            "python fence amid prose",
+            "fence amid prose",
             format!("Example:\n```python\nreply = '{CALL}'\n```"),
         ),
         (
-            "plain fence amid prose",
+            "fence amid prose",
             format!("Example:\n```\n{CALL}\n```\nEnd of example."),
         ),
         (
-            "fence with only prose after it",
+            "fence amid prose",
             format!("```json\n{JSON_CALL}\n```\nThis is what a call looks like."),
         ),
+        ("fence amid prose", format!("```\n{CALL}\n```\nLike that.")),
         ("blockquote", format!("You wrote:\n> {CALL}\nI will not.")),
+        ("blockquote", format!("   > {CALL}")),
         (
             "thinking",
             format!("<think>maybe {CALL}</think>No call needed."),
@@ -764,17 +663,130 @@ fn quoted_replies() -> Vec<(&'static str, String)> {
 }
 
 #[test]
+fn every_quoting_context_is_tested() {
+    let tested: Vec<&str> = quoted_replies().into_iter().map(|(c, _)| c).collect();
+    for (context, _) in QUOTING {
+        assert!(tested.contains(context), "{context}");
+    }
+}
+
+#[test]
 fn a_call_that_is_only_quoted_is_text() {
     for (context, reply) in quoted_replies() {
         let found = untimed(&reply);
-        assert!(found.calls.is_empty(), "{context}: {:?}", found.calls);
-        assert_eq!(found.text, reply.trim(), "{context}");
-        for step in [1, 3, 7, usize::MAX] {
-            let (calls, shown) = streamed_in(&reply, step, 1 << 20);
-            assert!(calls.is_empty(), "{context}, {step}-byte tokens: {calls:?}");
+        assert!(
+            found.calls.is_empty(),
+            "{context}: {reply}: {:?}",
+            found.calls
+        );
+        assert_eq!(found.text, reply.trim(), "{context}: {reply}");
+        assert_eq!(found.quoted, 1, "{context}: {reply}");
+        for step in 1..=12 {
+            let mut parser = TextCallParser::new(Limits::default(), 1 << 20);
+            let (calls, shown) = read_tokens(&mut parser, &reply, step);
+            assert!(
+                calls.is_empty(),
+                "{context}, {step}-byte tokens: {reply}: {calls:?}"
+            );
             assert_eq!(shown, reply, "{context}, {step}-byte tokens");
+            assert_eq!(parser.quoted(), 1, "{context}, {step}-byte tokens: {reply}");
         }
     }
+}
+
+/// Feeds `text` to `parser` in pieces of `step` bytes, then flushes.
+fn read_tokens(parser: &mut TextCallParser, text: &str, step: usize) -> (Vec<FoundCall>, String) {
+    let mut events = Vec::new();
+    let mut from = 0;
+    while from < text.len() {
+        let mut to = (from + step).min(text.len());
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        events.extend(parser.feed(&text[from..to]));
+        from = to;
+    }
+    events.extend(parser.flush());
+    let (mut calls, mut shown) = (Vec::new(), String::new());
+    for event in events {
+        match event {
+            TextEvent::Text(t) => shown.push_str(&t),
+            TextEvent::Calls(found) => calls.extend(found),
+        }
+    }
+    (calls, shown)
+}
+
+#[test]
+fn an_unclosed_backtick_is_text_and_what_follows_it_is_read() {
+    // A lone backtick opens no span: the call after it (with no backtick to close the span,
+    // or only after a blank line) is made.
+    for reply in [
+        format!("Press the ` key. {CALL}"),
+        format!("Press the ` key.\n\n{CALL} and a ` later"),
+    ] {
+        assert_eq!(calls_every_way(&reply).len(), 1, "{reply}");
+        assert_eq!(untimed(&reply).quoted, 0);
+    }
+}
+
+#[test]
+fn positions_are_in_the_content_whole_or_streamed() {
+    let reply = format!("Sure.\n{CALL}\nThen <tool_call>{{garbage</tool_call>");
+    let whole = untimed(&reply);
+    let second = reply.rfind("<tool_call>").unwrap();
+    assert_eq!(
+        whole.calls.iter().map(|c| c.position).collect::<Vec<_>>(),
+        [reply.find("<tool_call>").unwrap(), second]
+    );
+    let error = whole.calls[1].error.as_ref().unwrap();
+    assert_eq!(error.position, second + "<tool_call>".len());
+    for step in [1, 4, usize::MAX] {
+        let mut parser = TextCallParser::new(Limits::default(), 1 << 20);
+        let (calls, _) = read_tokens(&mut parser, &reply, step);
+        assert_eq!(calls, whole.calls, "{step}-byte tokens");
+    }
+}
+
+fn is_timeout(call: &FoundCall) -> bool {
+    call.error
+        .as_ref()
+        .is_some_and(|e| e.code() == ErrorCode::TooDeepOrTimeout)
+}
+
+#[test]
+fn the_deadline_bounds_the_whole_reading_and_is_reported() {
+    // Long enough that no machine reads it within a millisecond.
+    let content = format!(
+        "{CALL} {}",
+        "[w(p='x'), <tool_call>{\"a\": \"".repeat(200_000)
+    );
+    let limits = Limits {
+        timeout_ms: 1,
+        ..Limits::default()
+    };
+    let found = text_calls(&content, &limits, None);
+    assert_eq!(found.calls.iter().filter(|c| is_timeout(c)).count(), 1);
+    let mut parser = TextCallParser::new(limits, 1 << 30);
+    let events = parser.feed(&content);
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, TextEvent::Calls(c) if c.iter().any(is_timeout))));
+}
+
+#[test]
+fn a_pythonic_list_beside_quoted_text_is_not_the_whole_reply() {
+    assert_eq!(untimed("[get_weather(city='Paris')]").calls.len(), 1);
+    assert_eq!(
+        untimed("<think>hm</think>[get_weather(city='Paris')]")
+            .calls
+            .len(),
+        1
+    );
+    assert!(untimed("`x`\n[get_weather(city='Paris')]").calls.is_empty());
+    assert!(untimed("> note\n[get_weather(city='Paris')]")
+        .calls
+        .is_empty());
 }
 
 #[test]
@@ -849,4 +861,156 @@ fn a_word_that_names_a_module_is_not_a_marker() {
     let content = "Python's functools module has lru_cache.";
     assert_eq!(untimed(content).calls, []);
     assert_eq!(untimed(content).text, content);
+}
+
+mod split {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces replies are made of: every kind of marker, backticks, line starts, quotes.
+    pub(super) const PARTS: &[&str] = &[
+        "<tool_call>",
+        "</tool_call>",
+        "{\"name\": \"f\", \"arguments\": {\"a\": 1}}",
+        "{\"name\": \"g\"",
+        "\"x</tool_call>\"",
+        "\\\"",
+        "[TOOL_CALLS]",
+        "f[ARGS]",
+        "<|python_tag|>",
+        "<|eom_id|>",
+        "<function=f>",
+        "</function>",
+        "<parameter=a>",
+        "</parameter>",
+        "<think>",
+        "</think>",
+        "<tool_response>",
+        "</tool_response>",
+        "<|tool_call_start|>[f(a='x')]",
+        "<｜tool▁call▁begin｜>f<｜tool▁sep｜>",
+        "functools[",
+        "`",
+        "``",
+        "```",
+        "```json\n",
+        "```tool_call\n",
+        "\n",
+        "\n\n",
+        "\n> ",
+        "   ",
+        "{",
+        "}",
+        "[",
+        "]",
+        "'",
+        ";",
+        "word",
+        "é",
+    ];
+
+    pub(super) fn reading(
+        text: &str,
+        step: usize,
+        max_buffer: usize,
+    ) -> (Vec<FoundCall>, String, usize) {
+        let mut parser = TextCallParser::new(
+            Limits {
+                timeout_ms: 0,
+                ..Limits::default()
+            },
+            max_buffer,
+        );
+        let (calls, shown) = read_tokens(&mut parser, text, step);
+        (calls, shown, parser.quoted())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        /// However the text is split, and whatever the cap, the token reader gives the same
+        /// calls (with their positions), the same text and the same count of quoted calls;
+        /// with no cap in reach, the calls and the count of the batch reader.
+        #[test]
+        fn any_split_reads_alike(
+            parts in proptest::collection::vec(proptest::sample::select(PARTS), 0..24),
+            step in 1usize..9,
+            cap in proptest::sample::select(&[6usize, 40, 1 << 20][..]),
+        ) {
+            let text: String = parts.concat();
+            let whole = reading(&text, usize::MAX, cap);
+            prop_assert_eq!(&reading(&text, step, cap), &whole, "{:?}", text);
+            if cap > text.len() {
+                // The same pass as the batch reader: the same calls, but for JSON found in
+                // bare prose (a stream does not wait to see whether an object is a call).
+                let batch = untimed(&text);
+                let marked: Vec<_> = batch
+                    .calls
+                    .into_iter()
+                    .filter(|c| !matches!(c.format, "bare_json" | "pythonic"))
+                    .collect();
+                prop_assert_eq!(&whole.0, &marked, "{:?}", text);
+                prop_assert_eq!(whole.2, batch.quoted, "{:?}", text);
+            }
+        }
+    }
+}
+
+mod strings {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A call to `write_file` in each format, with `ARGS` where its JSON arguments go.
+    const WRAPPERS: &[&str] = &[
+        r#"<tool_call>{"name": "write_file", "arguments": ARGS}</tool_call>"#,
+        r#"<tool_call>{"name": "write_file", "arguments": ARGS}"#,
+        r#"<function=write_file>ARGS</function>"#,
+        r#"<|python_tag|>{"name": "write_file", "parameters": ARGS}<|eom_id|>"#,
+        "```tool_call\n{\"name\": \"write_file\", \"arguments\": ARGS}\n```",
+        "```json\n{\"name\": \"write_file\", \"arguments\": ARGS}\n```",
+        r#"[TOOL_CALLS]write_file[ARGS]ARGS"#,
+        r#"[TOOL_CALLS] [{"name": "write_file", "arguments": ARGS}]"#,
+        r#"<|tool_call_begin|>functions.write_file:0 <|tool_call_argument_begin|>ARGS<|tool_call_end|>"#,
+        "<｜tool▁call▁begin｜>write_file<｜tool▁sep｜>ARGS<｜tool▁call▁end｜>",
+        r#"<|channel|>commentary to=functions.write_file <|constrain|>json<|message|>ARGS<|call|>"#,
+        r#"<TOOLCALL>[{"name": "write_file", "arguments": ARGS}]</TOOLCALL>"#,
+        r#"functools[{"name": "write_file", "arguments": ARGS}]"#,
+    ];
+
+    fn content() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                proptest::sample::select(super::split::PARTS).prop_map(str::to_string),
+                any::<char>().prop_map(String::from),
+            ],
+            0..16,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        /// Nothing inside a JSON string is a call: any text written as a string value inside
+        /// a call, in any format, gives that one call back with the string intact, whole and
+        /// token by token.
+        #[test]
+        fn a_string_value_stays_a_string(content in content(), which in 0..WRAPPERS.len()) {
+            let args = serde_json::json!({ "content": content }).to_string();
+            let reply = WRAPPERS[which]
+                .replace("[ARGS]", "\u{0}")
+                .replace("ARGS", &args)
+                .replace('\u{0}', "[ARGS]");
+            let batch = untimed(&reply).calls;
+            for calls in [batch, super::split::reading(&reply, usize::MAX, 1 << 20).0,
+                          super::split::reading(&reply, 3, 1 << 20).0] {
+                prop_assert_eq!(calls.len(), 1, "{:?}: {:?}", reply, calls);
+                prop_assert_eq!(calls[0].name.as_deref(), Some("write_file"));
+                prop_assert!(calls[0].error.is_none(), "{:?}", calls[0]);
+                let value: serde_json::Value =
+                    serde_json::from_str(calls[0].arguments.as_deref().unwrap()).unwrap();
+                prop_assert_eq!(value["content"].as_str(), Some(content.as_str()), "{:?}", reply);
+            }
+        }
+    }
 }
