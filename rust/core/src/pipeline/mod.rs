@@ -349,6 +349,11 @@ impl<'h, H: Host> Pipeline<'h, H> {
                 ));
             }
             (None, _) => {
+                // A marker promised a call whose text could not be read at all: where reading
+                // stopped says more than a missing name.
+                if let Some(failure) = &c.unreadable {
+                    return Err(failure.clone());
+                }
                 return Err(Failure::new(
                     ErrorCode::EmptyName,
                     "Function name is required: the call has no name",
