@@ -358,7 +358,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
                     ErrorCode::EmptyName,
                     "Function name is required: the call has no name",
                     "name the tool to call",
-                ))
+                ));
             }
         };
         check_name(name).map_err(|(code, message)| {
