@@ -39,7 +39,7 @@ print(json.dumps({"seconds": seconds, "ok": result.ok, "json_ok": result.ok and 
 """
 
 
-def _repair_in_subprocess(family: str, size: int, timeout_ms: int) -> dict:
+def _repair_run_in_subprocess(family: str, size: int, timeout_ms: int) -> dict:
     head, unit, tail = REPAIR_FAMILIES[family]
     args = json.dumps([head, unit, tail, size, timeout_ms])
     # The generous outer bound only keeps a regression from hanging the suite; the call itself
@@ -49,7 +49,7 @@ def _repair_in_subprocess(family: str, size: int, timeout_ms: int) -> dict:
     return json.loads(proc.stdout)
 
 
-def _assert_repaired_or_timed_out(outcome: dict) -> None:
+def _repair_assert_done_or_timed_out(outcome: dict) -> None:
     if outcome["ok"]:
         assert outcome["json_ok"]
     else:
@@ -58,15 +58,15 @@ def _assert_repaired_or_timed_out(outcome: dict) -> None:
 
 @pytest.mark.parametrize("family", sorted(REPAIR_FAMILIES))
 def test_repair_hostile_input_returns_within_its_deadline(family: str) -> None:
-    outcome = _repair_in_subprocess(family, 256 << 10, timeout_ms=50)
+    outcome = _repair_run_in_subprocess(family, 256 << 10, timeout_ms=50)
     assert outcome["seconds"] < 5.0, outcome
-    _assert_repaired_or_timed_out(outcome)
+    _repair_assert_done_or_timed_out(outcome)
 
 
 def test_repair_hostile_input_near_the_size_limit_honours_a_one_millisecond_deadline() -> None:
-    outcome = _repair_in_subprocess("line comments in a string", 800 << 10, timeout_ms=1)
+    outcome = _repair_run_in_subprocess("line comments in a string", 800 << 10, timeout_ms=1)
     assert outcome["seconds"] < 5.0, outcome
-    _assert_repaired_or_timed_out(outcome)
+    _repair_assert_done_or_timed_out(outcome)
 
 
 def test_repair_quotes_in_comments_inside_an_open_string_stay_in_it() -> None:

@@ -173,15 +173,22 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     }
 
     /// One turn of an engine loop; checks the deadline every `CHECK_EVERY` units of work.
-    #[inline]
+    #[inline(always)]
     pub(super) fn tick(&mut self) -> Result<(), Error> {
         let work = self.work.get() + 1;
         self.work.set(work);
         if work >= self.next_check.get() {
-            self.next_check.set(work + CHECK_EVERY);
-            self.deadline.check(self.pos)?;
+            return self.check_deadline(work);
         }
         Ok(())
+    }
+
+    /// Out of line: the loops that tick stay small.
+    #[cold]
+    #[inline(never)]
+    fn check_deadline(&self, work: u64) -> Result<(), Error> {
+        self.next_check.set(work + CHECK_EVERY);
+        self.deadline.check(self.pos)
     }
 
     /// For a look-ahead that has read far: whether the deadline has passed. If so, the next

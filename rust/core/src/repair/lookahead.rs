@@ -26,13 +26,15 @@
 //!   which write only whitespace, do not re-read it; the few places that change the output
 //!   other than by appending tell it so (`rewrote_output_from`).
 //!
-//! The look-aheads that can read far add the bytes they read to the engine's work count; the
-//! engine loops that call look-aheads count their turns and check the deadline every
-//! `CHECK_EVERY` units, and a look-ahead that reads far in one call polls it itself, so a
-//! deadline holds even inside a string that runs to the end of the input. (Loops that only
-//! consume bytes, such as a bare word's or a number's, are bounded by what they consume.) The
-//! tests count that work on hostile inputs at two sizes and expect it to grow by the same
-//! factor as the input.
+//! The look-aheads that can read far (through comments, up to a quote, back over the output)
+//! add the bytes they read to the engine's work count. The engine loops that call look-aheads
+//! count their turns and check the deadline every `CHECK_EVERY` units, and a look-ahead that
+//! reads far in one call polls it itself, so a deadline holds even inside a string that runs to
+//! the end of the input. (Loops that only consume bytes, such as a bare word's or a number's,
+//! are bounded by what they consume.) The tests count that work on hostile inputs at two sizes
+//! and expect it to grow by the same factor as the input.
+
+use std::collections::BTreeMap;
 
 use super::engine::{After, Engine, Expect, Frame};
 use crate::scan::{self, is_ident, is_ws, literal_at, skip_ws, Delimiter};
@@ -52,8 +54,12 @@ const POLL_EVERY: usize = 1024;
 
 /// The length of the `//` or `/* */` comment at `i`, if one starts there and ends within
 /// `COMMENT_WINDOW` bytes (a `//` comment may also end with the input).
+#[inline]
 fn comment_len(src: &[u8], i: usize) -> Option<usize> {
-    let rest = &src[i.min(src.len())..];
+    if src.get(i) != Some(&b'/') {
+        return None;
+    }
+    let rest = &src[i..];
     let window = &rest[..rest.len().min(COMMENT_WINDOW)];
     if rest.starts_with(b"//") {
         window
@@ -153,13 +159,21 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     /// the run is remembered, and a later walk that reaches that point stops there. A walk
     /// goes on only past comment ends not seen before, so all walks together pass each comment
     /// end once, plus one comment (at most `COMMENT_WINDOW` bytes) per walk to reach the first.
+    #[inline]
     pub(super) fn skip_ws_and_comments(&self, from: usize) -> usize {
+        let i = skip_ws(self.src, from);
+        // Whitespace alone is not counted: the engine consumes it next (see the module comment).
+        match comment_len(self.src, i) {
+            None => i,
+            Some(n) => self.skip_comment_run(from, i, n),
+        }
+    }
+
+    /// `skip_ws_and_comments` from `from`, where a comment of `n` bytes starts at `i`. Out of
+    /// line, so the common case (no comment) stays small enough to inline.
+    #[inline(never)]
+    fn skip_comment_run(&self, from: usize, mut i: usize, n: usize) -> usize {
         let src = self.src;
-        let mut i = skip_ws(src, from);
-        let Some(n) = comment_len(src, i) else {
-            self.charge(i - from);
-            return i;
-        };
         let mut runs = self.comment_runs.borrow_mut();
         if let Some(&end) = runs.get(&from) {
             self.charge(i - from);
@@ -183,8 +197,15 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             }
         };
         self.charge(i - from);
-        for at in passed {
-            runs.insert(at, end);
+        if passed.len() * 8 >= runs.len() {
+            // Many new ends (the first walk through a long run): built in bulk, then merged,
+            // in time linear in both; a merge only this large keeps the total linear.
+            let mut new: BTreeMap<usize, usize> = passed.into_iter().map(|at| (at, end)).collect();
+            runs.append(&mut new);
+        } else {
+            for at in passed {
+                runs.insert(at, end);
+            }
         }
         end
     }
@@ -230,14 +251,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     }
 
     /// What follows a closer that does not match the innermost container, from `i` past it.
-    pub(super) fn what_follows(&self, from: usize) -> After {
-        let i = scan::skip_ws(self.src, from);
-        self.charge(i - from);
+    pub(super) fn what_follows(&self, i: usize) -> After {
+        let i = scan::skip_ws(self.src, i);
         match self.src.get(i) {
             None | Some(b'}' | b']') => After::End,
             Some(b',') => {
                 let j = scan::skip_ws(self.src, i + 1);
-                self.charge(j - i);
                 if looks_like_key(self.src, j) {
                     After::CommaKey
                 } else {
