@@ -286,7 +286,13 @@ class Engine(Outcomes):
     def _payload(
         self, messages: list[dict[str, Any]], specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
     ) -> dict[str, Any]:
-        raise NotImplementedError
+        """The request body: model, messages, stream flag and tools, then the caller's request fields (which
+        win). Both wire formats name these the same; a provider adds what only it sends."""
+        payload: dict[str, Any] = {"model": self.model, "messages": messages, "stream": stream}
+        if specs:
+            payload["tools"] = specs
+        payload.update(fields)
+        return payload
 
     def _read_whole(self, reply: Reply) -> None:
         """Fills ``reply`` (error_text, usage, finish_reason, its assembly) from ``reply.data``/``reply.body``."""

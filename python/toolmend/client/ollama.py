@@ -99,15 +99,6 @@ class OllamaClient(Engine):
 
     # ---- Ollama's wire format --------------------------------------------------------------------------
 
-    def _payload(
-        self, messages: list[dict[str, Any]], specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
-    ) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, "stream": stream}
-        if specs:
-            payload["tools"] = specs
-        payload.update(fields)
-        return payload
-
     def _read_whole(self, reply: Reply) -> None:
         data = reply.data
         if not isinstance(data, dict):

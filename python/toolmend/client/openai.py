@@ -105,13 +105,9 @@ class OpenAICompatibleClient(Engine):
     def _payload(
         self, messages: list[dict[str, Any]], specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
     ) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model, "messages": messages, "stream": stream}
-        if specs:
-            payload["tools"] = specs
-        if stream:
-            payload["stream_options"] = {"include_usage": True}
-        payload.update(fields)
-        return payload
+        # Usage comes in the last chunk only when asked for; the caller's extra_body may say otherwise.
+        extra = {"stream_options": {"include_usage": True}, **fields} if stream else fields
+        return super()._payload(messages, specs, extra, stream)
 
     def _read_whole(self, reply: Reply) -> None:
         data = reply.data
