@@ -11,6 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import toolmend
 from toolmend import _core
@@ -360,3 +362,36 @@ def test_ollama_arguments_deeper_than_orjson_writes_are_read_under_the_limits() 
     odd, _ = _path_to(levels, {"x": object()})
     with pytest.raises(TypeError):
         toolmend.ToolCallAccumulator(max_depth=CEILING).feed({"message": {"tool_calls": [{"function": {"name": "t", "arguments": odd}}]}})
+
+
+def _nesting(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    return 0
+
+
+_json_values = st.recursive(
+    st.none()
+    | st.integers()
+    | st.text(alphabet="[]{}\"\\ab", max_size=6),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(
+        st.text(alphabet="[{ab", max_size=3), children, max_size=3
+    ),
+    max_leaves=40,
+)
+
+
+@given(value=_json_values, limit=st.integers(1, 8))
+def test_loads_of_valid_json_is_refused_exactly_past_the_depth_limit(value: object, limit: int) -> None:
+    # Valid text takes the fast parse; its depth is checked on the objects it built, and brackets
+    # inside strings never count.
+    text = json.dumps(value)
+    if _nesting(value) > limit:
+        with pytest.raises(toolmend.ParseError) as refused:
+            toolmend.loads(text, max_depth=limit)
+        assert refused.value.code == "TLP-008"
+    else:
+        assert toolmend.loads(text, max_depth=limit) == value

@@ -101,15 +101,19 @@ impl fmt::Display for LimitsError {
 
 impl std::error::Error for LimitsError {}
 
+/// Whether `json` holds more opening brackets than `max_depth`: when it does not, it cannot nest
+/// deeper. memchr2 jumps between brackets (SIMD) and stops at the limit, so string-heavy
+/// arguments cost a fraction of a byte each.
+pub fn may_exceed_depth(json: &[u8], max_depth: usize) -> bool {
+    memchr::memchr2_iter(b'{', b'[', json)
+        .nth(max_depth)
+        .is_some()
+}
+
 /// Whether `json`, already known to be valid, nests deeper than `max_depth`. For a fast path
 /// that parses with a library which does not limit depth; brackets inside strings are skipped.
 pub fn exceeds_depth(json: &[u8], max_depth: usize) -> bool {
-    // Fewer opening brackets than the limit cannot nest deeper. memchr2 jumps between brackets
-    // (SIMD) and stops at the limit, so string-heavy arguments cost a fraction of a byte each.
-    if memchr::memchr2_iter(b'{', b'[', json)
-        .nth(max_depth)
-        .is_none()
-    {
+    if !may_exceed_depth(json, max_depth) {
         return false;
     }
     // Only the bytes between strings can hold structure, so jump from quote to quote (SIMD) and

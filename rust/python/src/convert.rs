@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use jiter::{PythonParse, StringCacheMode};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::dict::BoundDictIterator;
@@ -473,7 +474,7 @@ pub(crate) fn load_json<'py>(
     };
     if bytes.len() <= limits.max_size {
         if let Some(value) = orjson_loads(py, text)? {
-            if !toolmend_core::limits::exceeds_depth(bytes, limits.max_depth) {
+            if !objects_nest_deeper(bytes, &value, limits.max_depth) {
                 return Ok(Ok((value, Vec::new())));
             }
         }
@@ -499,6 +500,42 @@ pub(crate) fn load_json<'py>(
     Ok(python_objects(py, json.as_bytes())
         .map(|value| (value, log))
         .map_err(LoadError::Python))
+}
+
+/// Whether the objects orjson built from `json` nest deeper than `max_depth` containers. Walking
+/// the containers costs per value, never per byte of string: a scan of the text for brackets
+/// would cost more than orjson's whole parse on string-heavy arguments. Text with fewer opening
+/// brackets than the limit cannot nest deeper, which settles small inputs without the walk.
+fn objects_nest_deeper(json: &[u8], value: &Bound<'_, PyAny>, max_depth: usize) -> bool {
+    /// SAFETY: `obj` is a live object reachable from the value orjson just returned, which no
+    /// other code has seen yet; the GIL is held and the walk runs no Python code, so nothing can
+    /// change or free what it reads. References from PyDict_Next and PyList_GetItem are borrowed.
+    /// The recursion is bounded by `room` (at most LOADS_MAX_DEPTH levels).
+    unsafe fn deeper(obj: *mut ffi::PyObject, room: usize) -> bool {
+        unsafe {
+            if ffi::PyDict_CheckExact(obj) != 0 {
+                if room == 0 {
+                    return true;
+                }
+                let (mut pos, mut key, mut item) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+                while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut item) != 0 {
+                    if deeper(item, room - 1) {
+                        return true;
+                    }
+                }
+                false
+            } else if ffi::PyList_CheckExact(obj) != 0 {
+                if room == 0 {
+                    return true;
+                }
+                (0..ffi::PyList_Size(obj)).any(|i| deeper(ffi::PyList_GetItem(obj, i), room - 1))
+            } else {
+                false
+            }
+        }
+    }
+    toolmend_core::limits::may_exceed_depth(json, max_depth)
+        && unsafe { deeper(value.as_ptr(), max_depth) }
 }
 
 /// Strict JSON text as Python objects (jiter; object keys cached).
