@@ -191,9 +191,13 @@ def test_loads_enforces_the_limits_on_valid_input_too() -> None:
     assert toolmend.loads('["' + "[" * 100 + '"]', max_depth=1) == ["[" * 100]
 
 
-def test_loads_reads_overflowing_numbers_as_json_module_does() -> None:
-    # orjson refuses 1e999; it is valid JSON, so the engine passes it and it becomes inf, like json.loads.
-    assert toolmend.loads("[1e999]") == json.loads("[1e999]") == [float("inf")]
+def test_loads_refuses_overflowing_numbers_that_repair_keeps_as_written() -> None:
+    # 1e999 is valid JSON text, but no value holds it: json.loads would hand out inf, a number
+    # nobody wrote. repair() returns the text as it is; loads() refuses it (see test_numbers.py).
+    assert toolmend.repair("[1e999]").json == "[1e999]"
+    with pytest.raises(toolmend.ParseError) as refused:
+        toolmend.loads("[1e999]")
+    assert (refused.value.code, refused.value.position) == ("TLP-004", 1)
 
 
 def test_loads_gives_the_same_values_on_the_fast_and_the_repair_path() -> None:

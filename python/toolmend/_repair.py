@@ -39,6 +39,6 @@ def repair(
 
 
 #: Repairs when needed and returns Python objects; raises ParseError when it cannot. Valid JSON
-#: within the limits is parsed by orjson, anything else repaired by the core and built by jiter;
-#: integers beyond 64 bits come back as floats on both paths.
+#: within the limits is parsed by orjson, anything else repaired by the core and built by jiter.
+#: Integers stay exact at any size; a number past the range of a double is refused (TLP-004).
 loads = _core.loads

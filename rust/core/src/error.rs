@@ -150,6 +150,9 @@ pub enum ErrorKind {
     TooDeep { limit: usize },
     /// The deadline passed before the work was done.
     Timeout { limit_ms: u64 },
+    /// A number past the range of a double (`1e400`): no value can hold it, and reading it as
+    /// infinity would hand a tool a number nobody wrote.
+    NumberOutOfRange,
 }
 
 /// A user-facing error: the input is wrong or too big. Bugs never take this shape.
@@ -168,10 +171,20 @@ impl Error {
         }
     }
 
+    /// A number past the range of a double, at `position`.
+    pub fn number_out_of_range(position: usize) -> Self {
+        Error {
+            kind: ErrorKind::NumberOutOfRange,
+            position,
+        }
+    }
+
     /// The stable code of this error.
     pub fn code(&self) -> ErrorCode {
         match self.kind {
-            ErrorKind::Unexpected { .. } | ErrorKind::InvalidUtf8 => ErrorCode::Unparseable,
+            ErrorKind::Unexpected { .. } | ErrorKind::InvalidUtf8 | ErrorKind::NumberOutOfRange => {
+                ErrorCode::Unparseable
+            }
             ErrorKind::TooLarge { .. } => ErrorCode::TooLarge,
             ErrorKind::TooDeep { .. } | ErrorKind::Timeout { .. } => ErrorCode::TooDeepOrTimeout,
         }
@@ -195,6 +208,7 @@ impl Error {
             ErrorKind::TooLarge { .. } => "send smaller arguments, or raise max_size",
             ErrorKind::TooDeep { .. } => "flatten the arguments, or raise max_depth",
             ErrorKind::Timeout { .. } => "send smaller arguments, or raise timeout_ms",
+            ErrorKind::NumberOutOfRange => "send numbers a double can hold (up to about 1.8e308)",
         }
     }
 }
@@ -223,6 +237,11 @@ impl fmt::Display for Error {
                 )
             }
             ErrorKind::InvalidUtf8 => write!(f, "invalid UTF-8 at byte {}", self.position),
+            ErrorKind::NumberOutOfRange => write!(
+                f,
+                "number out of range at byte {}: JSON numbers must fit a double",
+                self.position
+            ),
             ErrorKind::TooLarge { size, limit } => {
                 write!(
                     f,

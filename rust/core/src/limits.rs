@@ -101,6 +101,37 @@ impl fmt::Display for LimitsError {
 
 impl std::error::Error for LimitsError {}
 
+/// Where the first number of `json` past the range of a double starts (`1e400` reads as
+/// infinity), skipping strings; None when every number fits. One pass over the bytes.
+pub fn first_number_out_of_range(json: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                i += 1;
+                while i < json.len() && json[i] != b'"' {
+                    i += if json[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < json.len()
+                    && matches!(json[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                let literal = std::str::from_utf8(&json[start..i]).unwrap_or("");
+                if literal.parse::<f64>().is_ok_and(f64::is_infinite) {
+                    return Some(start);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// Whether `json` holds more opening brackets than `max_depth`: when it does not, it cannot nest
 /// deeper. memchr2 jumps between brackets (SIMD) and stops at the limit, so string-heavy
 /// arguments cost a fraction of a byte each.
@@ -192,7 +223,23 @@ impl Deadline {
 
 #[cfg(test)]
 mod tests {
-    use super::{exceeds_depth, Limits, LimitsError};
+    use super::{exceeds_depth, first_number_out_of_range, Limits, LimitsError};
+
+    #[test]
+    fn numbers_past_a_double_are_found_outside_strings_only() {
+        assert_eq!(
+            first_number_out_of_range(br#"{"a": 1, "b": -1e400}"#),
+            Some(14)
+        );
+        assert_eq!(
+            first_number_out_of_range(br#"{"a": "1e400", "b": 1e308}"#),
+            None
+        );
+        assert_eq!(first_number_out_of_range(br#"["\"1e400", 1e-400]"#), None);
+        let digits = format!("[{}]", "9".repeat(309));
+        assert_eq!(first_number_out_of_range(digits.as_bytes()), Some(1));
+        assert_eq!(first_number_out_of_range(b"[99999999999999999999]"), None);
+    }
 
     #[test]
     fn defaults_are_one_constant() {

@@ -322,9 +322,10 @@ pub(crate) fn orjson_dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult
 }
 
 /// Compact JSON text of dicts (str keys), lists, tuples, str, int, float, bool and None, nested
-/// to any depth: open containers are kept on a stack of their own, not the thread's. None for
-/// anything else (orjson's error says what). Floats as orjson writes them (NaN, inf: null).
-fn json_text(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+/// to any depth (integers of any size exactly): open containers are kept on a stack of their own,
+/// not the thread's. None for anything else (orjson's error says what). Floats as orjson writes
+/// them (NaN, inf: null).
+pub(crate) fn json_text(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     enum Open<'py> {
         Object(BoundDictIterator<'py>, bool),
         Array(Bound<'py, PyIterator>, bool),
@@ -345,7 +346,12 @@ fn json_text(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
                 match (v.extract::<i64>(), v.extract::<u64>()) {
                     (Ok(i), _) => out.push_str(&i.to_string()),
                     (_, Ok(u)) => out.push_str(&u.to_string()),
-                    _ => return Ok(None),
+                    // Past 64 bits: its digits as Python writes them (None past Python's own
+                    // limit on digits).
+                    _ => match v.str() {
+                        Ok(digits) => out.push_str(digits.to_str()?),
+                        Err(_) => return Ok(None),
+                    },
                 }
             } else if let Ok(f) = v.cast::<PyFloat>() {
                 match serde_json::Number::from_f64(f.value()) {
@@ -473,10 +479,8 @@ pub(crate) fn load_json<'py>(
         ..*limits
     };
     if bytes.len() <= limits.max_size {
-        if let Some(value) = orjson_loads(py, text)? {
-            if !objects_nest_deeper(bytes, &value, limits.max_depth) {
-                return Ok(Ok((value, Vec::new())));
-            }
+        if let Some(value) = strict_objects(py, text, limits.max_depth)? {
+            return Ok(Ok((value, Vec::new())));
         }
     }
     // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
@@ -497,45 +501,85 @@ pub(crate) fn load_json<'py>(
         Ok(done) => done,
         Err(e) => return Ok(Err(LoadError::Core(e))),
     };
-    Ok(python_objects(py, json.as_bytes())
-        .map(|value| (value, log))
-        .map_err(LoadError::Python))
+    let value = match python_objects(py, json.as_bytes()) {
+        Ok(value) => value,
+        Err(e) => return Ok(Err(LoadError::Python(e))),
+    };
+    if holds_out_of_range(&value, limits.max_depth) {
+        // Positions are the input's; a number the repair pass moved is found in its output.
+        let position = toolmend_core::limits::first_number_out_of_range(bytes)
+            .or_else(|| toolmend_core::limits::first_number_out_of_range(json.as_bytes()))
+            .unwrap_or(0);
+        return Ok(Err(LoadError::Core(Error::number_out_of_range(position))));
+    }
+    Ok(Ok((value, log)))
 }
 
-/// Whether the objects orjson built from `json` nest deeper than `max_depth` containers. Walking
-/// the containers costs per value, never per byte of string: a scan of the text for brackets
-/// would cost more than orjson's whole parse on string-heavy arguments. Text with fewer opening
-/// brackets than the limit cannot nest deeper, which settles small inputs without the walk.
-fn objects_nest_deeper(json: &[u8], value: &Bound<'_, PyAny>, max_depth: usize) -> bool {
-    /// SAFETY: `obj` is a live object reachable from the value orjson just returned, which no
-    /// other code has seen yet; the GIL is held and the walk runs no Python code, so nothing can
-    /// change or free what it reads. References from PyDict_Next and PyList_GetItem are borrowed.
-    /// The recursion is bounded by `room` (at most LOADS_MAX_DEPTH levels).
-    unsafe fn deeper(obj: *mut ffi::PyObject, room: usize) -> bool {
-        unsafe {
-            if ffi::PyDict_CheckExact(obj) != 0 {
-                if room == 0 {
-                    return true;
-                }
-                let (mut pos, mut key, mut item) = (0, std::ptr::null_mut(), std::ptr::null_mut());
-                while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut item) != 0 {
-                    if deeper(item, room - 1) {
-                        return true;
-                    }
-                }
-                false
-            } else if ffi::PyList_CheckExact(obj) != 0 {
-                if room == 0 {
-                    return true;
-                }
-                (0..ffi::PyList_Size(obj)).any(|i| deeper(ffi::PyList_GetItem(obj, i), room - 1))
-            } else {
-                false
+/// orjson.loads(text) when what it built can stand: None when the text
+/// is not strict JSON, when the objects nest deeper than `max_depth` containers, or when they hold
+/// a float that is not what the text said: an integer past 64 bits (orjson reads it as the
+/// nearest double) or a number past the double range (read as infinity). Those take the exact
+/// path (the core, then jiter), so every path reads numbers the same way.
+pub(crate) fn strict_objects<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    max_depth: usize,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    Ok(orjson_loads(py, text)?.filter(|value| {
+        // SAFETY: `value` is what orjson just returned, seen by no other code yet; the GIL is
+        // held and the walk runs no Python code, so nothing can change or free what it reads.
+        unsafe { objects_stand(value.as_ptr(), max_depth) }
+    }))
+}
+
+/// Doubles from 2^63 on may be integers orjson could not hold exactly.
+const INEXACT_INTEGERS_FROM: f64 = 9_223_372_036_854_775_808.0;
+
+/// Whether `obj` nests at most `room` containers deep and holds no float that may stand for
+/// another number (see `strict_objects`). A walk over values, never over bytes: a scan of the
+/// text would cost more than orjson's whole parse on string-heavy arguments. References from
+/// PyDict_Next and PyList_GetItem are borrowed; the recursion is bounded by `room`.
+unsafe fn objects_stand(obj: *mut ffi::PyObject, room: usize) -> bool {
+    unsafe {
+        if ffi::PyFloat_CheckExact(obj) != 0 {
+            let f = ffi::PyFloat_AsDouble(obj);
+            f.is_finite() && !(f.abs() >= INEXACT_INTEGERS_FROM && f.fract() == 0.0)
+        } else if ffi::PyDict_CheckExact(obj) != 0 {
+            if room == 0 {
+                return false;
             }
+            let (mut pos, mut key, mut item) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+            while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut item) != 0 {
+                if !objects_stand(item, room - 1) {
+                    return false;
+                }
+            }
+            true
+        } else if ffi::PyList_CheckExact(obj) != 0 {
+            room > 0
+                && (0..ffi::PyList_Size(obj))
+                    .all(|i| objects_stand(ffi::PyList_GetItem(obj, i), room - 1))
+        } else {
+            true
         }
     }
-    toolmend_core::limits::may_exceed_depth(json, max_depth)
-        && unsafe { deeper(value.as_ptr(), max_depth) }
+}
+
+/// Whether objects jiter built hold a number past the range of a double: a float it read as
+/// infinity (`1e400`), or an integer no double can come near. The walk is bounded like
+/// `objects_stand`.
+fn holds_out_of_range(value: &Bound<'_, PyAny>, room: usize) -> bool {
+    if let Ok(f) = value.cast_exact::<PyFloat>() {
+        !f.value().is_finite()
+    } else if let Ok(i) = value.cast_exact::<PyInt>() {
+        i.extract::<i64>().is_err() && i.extract::<f64>().is_err()
+    } else if let Ok(d) = value.cast_exact::<PyDict>() {
+        room > 0 && d.iter().any(|(_, v)| holds_out_of_range(&v, room - 1))
+    } else if let Ok(l) = value.cast_exact::<PyList>() {
+        room > 0 && l.iter().any(|v| holds_out_of_range(&v, room - 1))
+    } else {
+        false
+    }
 }
 
 /// Strict JSON text as Python objects (jiter; object keys cached).

@@ -252,20 +252,26 @@ pub(crate) fn read_whole(views: &[LiveView], slot: usize, text: &str) -> bool {
         .is_some_and(|view| view.fed == text.len() && view.is_live() && view.reader.is_complete())
 }
 
-/// A JSON number as Python's int or float (ints of any size, as json.loads reads them).
+/// A JSON number as Python's int or float (ints of any size, as json.loads reads them). A number
+/// past the range of a double is an error: it stops the view, and the call's text is then read
+/// again, where it is refused.
 fn number(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
-    if !text.contains(['.', 'e', 'E']) {
+    let integer = !text.contains(['.', 'e', 'E']);
+    if integer {
         if let Ok(i) = text.parse::<i64>() {
             return Ok(i.into_pyobject(py)?.into_any().unbind());
         }
+    }
+    let f = text.parse::<f64>().unwrap_or(f64::NAN);
+    if f.is_infinite() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "number out of range",
+        ));
+    }
+    if integer {
         return Ok(py.get_type::<pyo3::types::PyInt>().call1((text,))?.unbind());
     }
-    Ok(text
-        .parse::<f64>()
-        .unwrap_or(f64::NAN)
-        .into_pyobject(py)?
-        .into_any()
-        .unbind())
+    Ok(f.into_pyobject(py)?.into_any().unbind())
 }
 
 /// The live view of the call in `slot`, brought up to date with its arguments text.

@@ -42,10 +42,7 @@ impl<'py> Host for PyHost<'_, 'py> {
     }
 
     fn walk_limits(&self, object: &Obj<'py>, limits: &Limits) -> Result<(), Failure> {
-        let mut budget = Budget {
-            bytes: limits.max_size,
-            max_depth: limits.max_depth,
-        };
+        let mut budget = Budget::new(limits);
         walk::<false>(&object.0, 0, &String::new, &mut budget)
             .map(drop)
             .map_err(|v| Failure::new(v.code, v.message, &v.suggestion))

@@ -13,11 +13,12 @@ use pyo3::types::{
     PyType,
 };
 use serde_json::{Map, Number, Value};
-use toolmend_core::limits::exceeds_depth;
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, limits, orjson_loads, package_class, python_objects};
+use crate::convert::{
+    input_bytes, json_text, limits, package_class, python_objects, strict_objects,
+};
 
 /// Arguments at least this big (bytes, or estimated bytes of a dict) are validated with the
 /// GIL released; below it, releasing and re-taking the GIL costs more than the validation.
@@ -337,13 +338,12 @@ impl PyToolRegistry {
             // Valid arguments: built into Python objects once (orjson), checked in place. The
             // objects are the result, so this is the least work at any size; building a serde
             // Value to validate without the GIL costs more than the objects themselves.
-            let fits = bytes.len() <= limits.max_size;
-            if fits && !exceeds_depth(&bytes, limits.max_depth) {
-                if let (Some(validator), Some(value)) =
-                    (in_place_validator(tool), orjson_loads(py, args)?)
-                {
-                    if validator.is_valid(value.as_borrowed()) {
-                        return Ok(Ok(value.unbind()));
+            if bytes.len() <= limits.max_size {
+                if let Some(validator) = in_place_validator(tool) {
+                    if let Some(value) = strict_objects(py, args, limits.max_depth)? {
+                        if validator.is_valid(value.as_borrowed()) {
+                            return Ok(Ok(value.unbind()));
+                        }
                     }
                 }
             }
@@ -366,24 +366,21 @@ impl PyToolRegistry {
             });
         }
         // Limits first, without copying; then small arguments are checked in place.
-        let mut budget = Budget {
-            bytes: limits.max_size,
-            max_depth: limits.max_depth,
-        };
+        let mut budget = Budget::new(&limits);
         if let Err(violation) = walk::<false>(args, 0, &String::new, &mut budget) {
             return Ok(Err(vec![violation]));
         }
         let size = limits.max_size - budget.bytes;
+        if budget.big_ints {
+            return self.check_as_text(py, tool, args, &limits);
+        }
         if let Some(validator) = in_place_validator(tool) {
             if validator.is_valid(args.as_borrowed()) {
                 return Ok(Ok(args.clone().unbind()));
             }
         }
         // Large or invalid: converted once, validated (GIL released when large), errors mapped.
-        let mut budget = Budget {
-            bytes: limits.max_size,
-            max_depth: limits.max_depth,
-        };
+        let mut budget = Budget::new(&limits);
         let value = match walk::<true>(args, 0, &String::new, &mut budget) {
             Ok(v) => v,
             Err(violation) => return Ok(Err(vec![violation])),
@@ -400,6 +397,30 @@ impl PyToolRegistry {
                 Err(errors) => Err(errors),
             },
         )
+    }
+}
+
+impl PyToolRegistry {
+    /// Arguments holding integers past 64 bits, validated as their JSON text so that those
+    /// integers are compared exactly (as a double, `2**64 + 1` would equal `2**64`).
+    fn check_as_text(
+        &self,
+        py: Python<'_>,
+        tool: &Arc<Tool>,
+        args: &Bound<'_, PyAny>,
+        limits: &Limits,
+    ) -> PyResult<Result<Py<PyAny>, Vec<Violation>>> {
+        let Some(text) = json_text(args)? else {
+            return Ok(Err(vec![not_json("", "an integer too large")]));
+        };
+        let tool = Arc::clone(tool);
+        let work = || tool.validate_json(text.as_bytes(), limits).map(drop);
+        let checked = if text.len() >= RELEASE_GIL_AT {
+            py.detach(work)
+        } else {
+            work()
+        };
+        Ok(checked.map(|()| args.clone().unbind()))
     }
 }
 
@@ -435,10 +456,7 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
         });
     }
     // A schema is small: the registry's own limits (50 KiB, 20 levels) refuse big ones after.
-    let mut budget = Budget {
-        bytes: Limits::DEFAULT.max_size,
-        max_depth: Limits::DEFAULT.max_depth,
-    };
+    let mut budget = Budget::new(&Limits::DEFAULT);
     walk::<true>(schema, 0, &String::new, &mut budget)
         .map_err(|v| PyTypeError::new_err(format!("schema: {}", v.message)))
 }
@@ -446,6 +464,19 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
 pub(crate) struct Budget {
     pub(crate) bytes: usize,
     pub(crate) max_depth: usize,
+    /// Whether an integer past 64 bits was seen: serde values hold it only as a double, so
+    /// such arguments are validated as JSON text, where integers are compared exactly.
+    pub(crate) big_ints: bool,
+}
+
+impl Budget {
+    pub(crate) fn new(limits: &Limits) -> Self {
+        Budget {
+            bytes: limits.max_size,
+            max_depth: limits.max_depth,
+            big_ints: false,
+        }
+    }
 }
 
 /// Walks Python JSON-like values, refusing what JSON cannot hold (TSR-002) and what is over the
@@ -759,6 +790,13 @@ fn read_value<'a, 'py, const BUILD: bool>(
             return Ok(Read::Value(Value::Number(u.into())));
         }
         let too_large = || Fault::NotJson("an integer too large".into());
+        // Its decimal digits count against the size limit (about 0.302 per bit).
+        let bits: usize = obj
+            .call_method0("bit_length")
+            .and_then(|b| b.extract())
+            .map_err(|_| too_large())?;
+        spend(bits * 302 / 1000 + 2, budget)?;
+        budget.big_ints = true;
         let f: f64 = obj.extract().map_err(|_| too_large())?;
         return Number::from_f64(f)
             .map(|n| Read::Value(Value::Number(n)))

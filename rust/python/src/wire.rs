@@ -10,7 +10,7 @@ use toolmend_core::wire::{
 };
 use toolmend_core::Limits;
 
-use crate::convert::{input_bytes, orjson_dumps, orjson_loads, python_objects};
+use crate::convert::{input_bytes, orjson_dumps, python_objects, strict_objects, LOADS_MAX_DEPTH};
 
 /// The member name as an interned Python string: a lookup hashes no new string.
 fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
@@ -109,7 +109,8 @@ impl<'py> JsonLike for Obj<'py> {
     }
 }
 
-/// orjson for JSON text (strict), jiter for what the repair pass wrote (it holds any number).
+/// orjson for JSON text (strict; numbers it cannot hold exactly take the repair pass), jiter for
+/// what the repair pass wrote (it holds any number).
 #[derive(Clone, Copy)]
 pub(crate) struct PyParser<'py>(pub(crate) Python<'py>);
 
@@ -117,7 +118,8 @@ impl<'py> Parser for PyParser<'py> {
     type Value = Obj<'py>;
 
     fn parse(&self, json: &[u8]) -> PyResult<Option<Obj<'py>>> {
-        Ok(orjson_loads(self.0, PyBytes::new(self.0, json).as_any())?.map(Obj))
+        let text = PyBytes::new(self.0, json);
+        Ok(strict_objects(self.0, text.as_any(), LOADS_MAX_DEPTH)?.map(Obj))
     }
 
     fn build(&self, json: &[u8]) -> Option<Obj<'py>> {
@@ -135,7 +137,9 @@ pub(crate) fn read_reply<'py>(
     if body.is_instance_of::<PyDict>() {
         return message_parts(&Obj(body.clone()));
     }
-    if let Some(reply) = orjson_loads(py, body)?.filter(|v| v.is_instance_of::<PyDict>()) {
+    if let Some(reply) =
+        strict_objects(py, body, LOADS_MAX_DEPTH)?.filter(|v| v.is_instance_of::<PyDict>())
+    {
         return message_parts(&Obj(reply));
     }
     let bytes = input_bytes(body)?;
