@@ -82,3 +82,12 @@ def test_repair_redundant_brace_pairs_are_dropped() -> None:
     result = toolmend.repair('{"a": 1, ' + "{} " * 3 + "}")
     assert result.ok and json.loads(result.json) == {"a": 1}
     assert [r.kind for r in result.repairs].count("redundant_brace") == 3
+
+
+def test_repair_a_lone_surrogate_in_a_str_is_one_replacement_character() -> None:
+    # A str may hold lone surrogates (from json.loads of "\ud800", say); each is one character,
+    # so it becomes one U+FFFD, and the repair log says invalid UTF-8 was mended.
+    result = toolmend.repair('["a\ud800b", "\udfff"]')
+    assert result.json == '["a\ufffdb", "\ufffd"]'
+    assert [r.kind for r in result.repairs] == ["invalid_utf8"]
+    assert toolmend.loads('["a\ud800b",]') == ["a\ufffdb"]

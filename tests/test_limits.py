@@ -395,3 +395,37 @@ def test_loads_of_valid_json_is_refused_exactly_past_the_depth_limit(value: obje
         assert refused.value.code == "TLP-008"
     else:
         assert toolmend.loads(text, max_depth=limit) == value
+
+
+_OVERSIZE_SCRIPT = """
+import resource, sys, toolmend
+n = 50_000_000
+text = ("\\u00e9" * n) if sys.argv[1] == "str" else bytearray(b"[" + b"1," * (n // 2) + b"1]")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+codes = [toolmend.repair(text).error.code]
+try:
+    toolmend.loads(text)
+except toolmend.ParseError as e:
+    codes.append(e.code)
+registry = toolmend.ToolRegistry()
+registry.register("f", {"type": "object"})
+codes.append(registry.try_validate("f", text).errors[0].code)
+if isinstance(text, str):
+    reply = {"message": {"tool_calls": [{"function": {"name": "f", "arguments": text}}]}}
+    codes.append(toolmend.parse_response(reply).errors[0].code)
+growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+print(growth / len(text), *codes)
+"""
+
+
+@pytest.mark.parametrize("kind", ["str", "bytearray"])
+def test_text_over_the_size_limit_is_refused_without_being_copied(kind: str) -> None:
+    # A 100 MB UTF-8 text (a 50M-character non-ASCII str, or a bytearray) against the 1 MiB
+    # default: the size is known without a copy, so the peak memory barely moves.
+    run = subprocess.run(
+        [sys.executable, "-c", _OVERSIZE_SCRIPT, kind], capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    growth, *codes = run.stdout.split()
+    assert set(codes) == {"TLP-007"}
+    assert float(growth) < 0.5, f"peak memory grew by {float(growth):.2f}x the input"

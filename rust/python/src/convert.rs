@@ -52,6 +52,61 @@ pub(crate) fn input_bytes<'a>(text: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u
     )))
 }
 
+/// The input's UTF-8 bytes as `input_bytes` gives them, or the size error when they are over
+/// `max_size`, found without copying the text: a 100 MB `bytearray` or non-ASCII `str` is
+/// refused without a 100 MB copy (and no UTF-8 copy left cached on the str).
+pub(crate) fn bounded_input<'a>(
+    text: &'a Bound<'_, PyAny>,
+    max_size: usize,
+) -> PyResult<Result<Cow<'a, [u8]>, Error>> {
+    let limits = Limits {
+        max_size,
+        ..Limits::DEFAULT
+    };
+    let size = if let Ok(s) = text.cast::<PyString>() {
+        utf8_size_if_over(s, max_size)?
+    } else if let Ok(b) = text.cast::<PyByteArray>() {
+        Some(b.len())
+    } else {
+        None
+    };
+    match size.map(|size| limits.check_size(size)) {
+        Some(Err(too_large)) => Ok(Err(too_large)),
+        _ => input_bytes(text).map(Ok),
+    }
+}
+
+/// The UTF-8 size of `s` when it may be over `max_size`, else None. A str's UTF-8 form takes one
+/// to four bytes a character, so most strings are settled by their length; an ASCII str's size
+/// is its length; otherwise the size is measured a slice at a time, never the whole text at once.
+fn utf8_size_if_over(s: &Bound<'_, PyString>, max_size: usize) -> PyResult<Option<usize>> {
+    const SLICE: usize = 1 << 16;
+    let chars = s.len()?;
+    if chars.saturating_mul(4) <= max_size {
+        return Ok(None);
+    }
+    if s.call_method0("isascii")?.is_truthy()? {
+        return Ok(Some(chars));
+    }
+    if chars <= max_size {
+        // At most 4 x max_size bytes: the copy is bounded by the limit, not by the input.
+        return Ok(None);
+    }
+    let mut size = 0;
+    for start in (0..chars).step_by(SLICE) {
+        let slice = s.get_item(pyo3::types::PySlice::new(
+            s.py(),
+            start as isize,
+            (start + SLICE).min(chars) as isize,
+            1,
+        ))?;
+        size += slice
+            .call_method1("encode", ("utf-8", "surrogatepass"))?
+            .len()?;
+    }
+    Ok(Some(size))
+}
+
 /// The limits given to a function or class whose work walks Python values or validates them
 /// (the registry, parse_response, the stream readers), refused with a ValueError when
 /// `max_depth` is over `Limits::MAX_DEPTH_CEILING`. `repair` and `loads` take any depth: repair
@@ -258,14 +313,17 @@ pub fn repair(
     max_depth: usize,
     timeout_ms: u64,
 ) -> PyResult<RepairResult> {
-    let bytes = input_bytes(text)?;
+    let input = bounded_input(text, max_size)?;
     // No depth ceiling: repair keeps its own stack and returns text (see `limits`).
     let limits = Limits {
         max_size,
         max_depth,
         timeout_ms,
     };
-    let outcome = run_repair(py, &bytes, &limits);
+    let outcome = match &input {
+        Ok(bytes) => run_repair(py, bytes, &limits),
+        Err(too_large) => Err(too_large.clone()),
+    };
     let original = text.clone().unbind();
     Ok(match outcome {
         Ok(repaired) => {
@@ -307,6 +365,32 @@ pub(crate) fn orjson_loads<'py>(
 }
 
 static ORJSON_DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static ORJSON_SORT_KEYS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// orjson.dumps(value) with sorted keys (equal dicts give equal text); None when orjson cannot
+/// write the value.
+pub(crate) fn sorted_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let dumps = ORJSON_DUMPS.get_or_try_init(py, || {
+        py.import("orjson")?.getattr("dumps").map(Bound::unbind)
+    })?;
+    let sort_keys = ORJSON_SORT_KEYS.get_or_try_init(py, || {
+        py.import("orjson")?
+            .getattr("OPT_SORT_KEYS")
+            .map(Bound::unbind)
+    })?;
+    // orjson matches keyword names by identity: the name must be the interned str.
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(pyo3::intern!(py, "option"), sort_keys.bind(py))?;
+    Ok(dumps
+        .bind(py)
+        .call((value,), Some(&kwargs))
+        .ok()
+        .and_then(|b| {
+            b.cast::<PyBytes>()
+                .ok()
+                .map(|b| String::from_utf8_lossy(b.as_bytes()).into_owned())
+        }))
+}
 
 /// orjson.dumps(value) as text. orjson stops at 255 levels of nesting; a deeper value of plain
 /// JSON types is written by `json_text` instead, so that the depth limit, not the encoder,
@@ -425,14 +509,17 @@ pub fn loads<'py>(
     max_depth: usize,
     timeout_ms: u64,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let bytes = input_bytes(text)?;
     // No depth ceiling: Python objects are built to LOADS_MAX_DEPTH levels at most.
     let limits = Limits {
         max_size,
         max_depth,
         timeout_ms,
     };
-    match load_json(py, text, &bytes, &limits, true)? {
+    let loaded = match bounded_input(text, max_size)? {
+        Ok(bytes) => load_json(py, text, &bytes, &limits, true)?,
+        Err(too_large) => Err(LoadError::Core(too_large)),
+    };
+    match loaded {
         Ok((value, _)) => Ok(value),
         Err(LoadError::Core(e)) => Err(parse_error(
             py,

@@ -11,7 +11,7 @@ use toolmend_core::pipeline::{Failure, Host};
 use toolmend_core::schema::{Registry, Tool, Violation};
 use toolmend_core::{ErrorCode, Limits, Repair};
 
-use crate::convert::{input_bytes, load_json, LoadError};
+use crate::convert::{bounded_input, load_json, sorted_json, LoadError};
 use crate::registry::{walk, Budget, PyToolRegistry};
 use crate::wire::Obj;
 
@@ -48,8 +48,16 @@ impl<'py> Host for PyHost<'_, 'py> {
             .map_err(|v| Failure::new(v.code, v.message, &v.suggestion))
     }
 
-    fn text_bytes<'v>(&self, text: &'v Obj<'py>) -> Result<Cow<'v, [u8]>, Failure> {
-        input_bytes(&text.0).map_err(|e| Failure::new(ErrorCode::Unparseable, e.to_string(), ""))
+    fn text_bytes<'v>(
+        &self,
+        text: &'v Obj<'py>,
+        max_size: usize,
+    ) -> Result<Cow<'v, [u8]>, Failure> {
+        match bounded_input(&text.0, max_size) {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(too_large)) => Err(Failure::unparsed(&too_large)),
+            Err(e) => Err(Failure::new(ErrorCode::Unparseable, e.to_string(), "")),
+        }
     }
 
     fn parse_arguments(
@@ -93,5 +101,9 @@ impl<'py> Host for PyHost<'_, 'py> {
 
     fn same_value(&self, a: &Obj<'py>, b: &Obj<'py>) -> bool {
         a.0.eq(&b.0).unwrap_or(false)
+    }
+
+    fn equality_key(&self, value: &Obj<'py>) -> Option<String> {
+        sorted_json(self.py, &value.0).ok().flatten()
     }
 }

@@ -17,7 +17,7 @@ use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, To
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{
-    input_bytes, json_text, limits, package_class, python_objects, strict_objects,
+    bounded_input, json_text, limits, package_class, python_objects, strict_objects,
 };
 
 /// Arguments at least this big (bytes, or estimated bytes of a dict) are validated with the
@@ -334,7 +334,16 @@ impl PyToolRegistry {
         args: &Bound<'_, PyAny>,
     ) -> PyResult<Result<Py<PyAny>, Vec<Violation>>> {
         let limits = *self.inner.limits();
-        if let Some(bytes) = text_bytes(args)? {
+        if let Some(bytes) = text_bytes(args, limits.max_size)? {
+            let bytes = match bytes {
+                Ok(bytes) => bytes,
+                Err(too_large) => {
+                    return Ok(Err(vec![Violation::limit(
+                        ErrorCode::TooLarge,
+                        too_large.to_string(),
+                    )]))
+                }
+            };
             // Valid arguments: built into Python objects once (orjson), checked in place. The
             // objects are the result, so this is the least work at any size; building a serde
             // Value to validate without the GIL costs more than the objects themselves.
@@ -433,14 +442,18 @@ fn in_place_validator(tool: &Tool) -> Option<&jsonschema::Validator<jsonschema::
         .and_then(Option::as_ref)
 }
 
-/// JSON text arguments (str, bytes, bytearray) as bytes, borrowed where they can be; None for
-/// anything else (a dict, say).
-fn text_bytes<'a>(args: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'a, [u8]>>> {
+/// JSON text arguments (str, bytes, bytearray) as bytes, borrowed where they can be, or the
+/// size error when they are over `max_size` (found without copying); None for anything else
+/// (a dict, say).
+fn text_bytes<'a>(
+    args: &'a Bound<'_, PyAny>,
+    max_size: usize,
+) -> PyResult<Option<Result<Cow<'a, [u8]>, toolmend_core::Error>>> {
     let is_text = args.is_instance_of::<PyString>()
         || args.is_instance_of::<PyBytes>()
         || args.is_instance_of::<PyByteArray>();
     if is_text {
-        input_bytes(args).map(Some)
+        bounded_input(args, max_size).map(Some)
     } else {
         Ok(None)
     }
@@ -448,7 +461,7 @@ fn text_bytes<'a>(args: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'a, [u8]>>>
 
 /// A schema given as a dict (or JSON text) as a serde value.
 fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
-    if let Some(bytes) = text_bytes(schema)? {
+    if let Some(Ok(bytes)) = text_bytes(schema, usize::MAX)? {
         return serde_json::from_slice(&bytes).map_err(|e| {
             PyErr::new::<pyo3::exceptions::PyValueError, _>(format!(
                 "[TSR-006] schema is not valid JSON: {e}"

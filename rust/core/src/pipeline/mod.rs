@@ -15,6 +15,7 @@ mod serde_host;
 #[cfg(test)]
 mod tests;
 
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -211,8 +212,13 @@ pub trait Host {
     fn empty_object(&self) -> Self::Value;
     /// An object given as arguments, held to the size and depth limits.
     fn walk_limits(&self, object: &Self::Value, limits: &Limits) -> Result<(), Failure>;
-    /// The bytes of argument text (`JsonLike::is_text`).
-    fn text_bytes<'v>(&self, text: &'v Self::Value) -> Result<std::borrow::Cow<'v, [u8]>, Failure>;
+    /// The bytes of argument text (`JsonLike::is_text`); text over `max_size` may be refused
+    /// here, before it is copied.
+    fn text_bytes<'v>(
+        &self,
+        text: &'v Self::Value,
+        max_size: usize,
+    ) -> Result<std::borrow::Cow<'v, [u8]>, Failure>;
     /// Argument text (`bytes`, not blank) as a value: strict JSON directly, the rest through the
     /// repair pass when `repair` is on; with the repairs made.
     fn parse_arguments(
@@ -231,6 +237,10 @@ pub trait Host {
     ) -> Result<Result<(), Vec<Violation>>, String>;
     /// Whether two argument values are equal (for the duplicate-call rule).
     fn same_value(&self, a: &Self::Value, b: &Self::Value) -> bool;
+    /// Text that equal argument values share and unequal ones do not (JSON with sorted keys),
+    /// so the duplicate-call rule finds a repeat by hashing, not by comparing with every call;
+    /// None when the value cannot be written, and then it is compared one by one.
+    fn equality_key(&self, value: &Self::Value) -> Option<String>;
 }
 
 /// Runs calls through the checks and keeps the outcome of each.
@@ -240,6 +250,14 @@ pub struct Pipeline<'h, H: Host> {
     repair: bool,
     pub calls: Vec<CheckedCall<H::Value>>,
     pub errors: Vec<RejectedCall<H::Value>>,
+    /// The calls of the `tool_calls` field by name (positions in `calls`), so that a call found
+    /// in text is compared only with the field's calls of its name.
+    field_calls: HashMap<String, Vec<usize>>,
+    /// The equality keys of the field's calls of a name, made when a call found in text first
+    /// has that name (None when one of them has no key).
+    field_keys: HashMap<String, Option<HashSet<String>>>,
+    /// The ids the calls so far were given.
+    ids: HashSet<String>,
 }
 
 impl<'h, H: Host> Pipeline<'h, H> {
@@ -250,6 +268,9 @@ impl<'h, H: Host> Pipeline<'h, H> {
             repair,
             calls: Vec::new(),
             errors: Vec::new(),
+            field_calls: HashMap::new(),
+            field_keys: HashMap::new(),
+            ids: HashSet::new(),
         }
     }
 
@@ -263,7 +284,8 @@ impl<'h, H: Host> Pipeline<'h, H> {
 
     /// Checks one call and keeps it as a call or an error. A call found in text that repeats a
     /// call of the `tool_calls` field (same name, equal arguments) is dropped: Ollama can leave
-    /// a call it parsed in the content too, and it runs once.
+    /// a call it parsed in the content too, and it runs once. An id an earlier call of the reply
+    /// already has is dropped, so the call gets a fresh one: an agent answers each call by id.
     pub fn run(&mut self, c: Candidate<H::Value>) -> Result<(), ErrorOf<H::Value>> {
         let name = match &c.name {
             Some(n) => n.as_str()?,
@@ -278,13 +300,27 @@ impl<'h, H: Host> Pipeline<'h, H> {
                 if c.source != CallSource::ToolCalls && self.repeats_a_call(name, &arguments) {
                     return Ok(());
                 }
+                if c.source == CallSource::ToolCalls {
+                    if let Some(name) = name {
+                        let at = self.calls.len();
+                        self.field_calls
+                            .entry(name.to_owned())
+                            .or_default()
+                            .push(at);
+                        self.field_keys.remove(name);
+                    }
+                }
                 let Some(name_value) = c.name else {
                     unreachable!("a call passes the checks only with a name");
                 };
                 let mut all = c.repairs;
                 all.extend(repairs);
+                let id = c.id.filter(|id| match id.as_str() {
+                    Ok(Some(text)) => self.ids.insert(text.to_owned()),
+                    _ => true,
+                });
                 self.calls.push(CheckedCall {
-                    id: c.id,
+                    id,
                     name: name_value,
                     arguments,
                     raw,
@@ -318,12 +354,26 @@ impl<'h, H: Host> Pipeline<'h, H> {
         });
     }
 
-    fn repeats_a_call(&self, name: Option<&str>, arguments: &H::Value) -> bool {
-        self.calls.iter().any(|call| {
-            call.source == CallSource::ToolCalls
-                && call.name.as_str().ok().flatten() == name
-                && self.host.same_value(&call.arguments, arguments)
-        })
+    fn repeats_a_call(&mut self, name: Option<&str>, arguments: &H::Value) -> bool {
+        let (Some(name), host) = (name, self.host) else {
+            return false;
+        };
+        let Some(at) = self.field_calls.get(name) else {
+            return false;
+        };
+        let calls = &self.calls;
+        let keys = self.field_keys.entry(name.to_owned()).or_insert_with(|| {
+            at.iter()
+                .map(|&i| host.equality_key(&calls[i].arguments))
+                .collect()
+        });
+        match (keys, host.equality_key(arguments)) {
+            (Some(keys), Some(key)) => keys.contains(&key),
+            // A value with no key (or a field call without one): compared one by one.
+            _ => at
+                .iter()
+                .any(|&i| host.same_value(&calls[i].arguments, arguments)),
+        }
     }
 
     /// The checks in the order of the pipeline: function, name, arguments, tool, schema.
@@ -412,7 +462,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
     /// JSON text arguments; blank text (OpenAI-compatible servers send "" for a call without
     /// arguments) is `{}`.
     fn parse_arguments(&self, text: &H::Value) -> Result<(H::Value, Vec<Repair>), Failure> {
-        let bytes = self.host.text_bytes(text)?;
+        let bytes = self.host.text_bytes(text, self.limits.max_size)?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok((self.host.empty_object(), Vec::new()));
         }

@@ -49,7 +49,7 @@ impl Host for SerdeHost<'_> {
         walk(object, limits).map_err(|v| Failure::new(v.code, v.message, &v.suggestion))
     }
 
-    fn text_bytes<'v>(&self, text: &'v Value) -> Result<Cow<'v, [u8]>, Failure> {
+    fn text_bytes<'v>(&self, text: &'v Value, _max_size: usize) -> Result<Cow<'v, [u8]>, Failure> {
         match text {
             Value::String(s) => Ok(Cow::Borrowed(s.as_bytes())),
             other => Err(Failure::new(
@@ -109,6 +109,41 @@ impl Host for SerdeHost<'_> {
 
     fn same_value(&self, a: &Value, b: &Value) -> bool {
         a == b
+    }
+
+    fn equality_key(&self, value: &Value) -> Option<String> {
+        fn write(value: &Value, out: &mut String) {
+            match value {
+                Value::Object(map) => {
+                    let mut entries: Vec<_> = map.iter().collect();
+                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                    out.push('{');
+                    for (i, (k, v)) in entries.into_iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(&Value::String(k.clone()).to_string());
+                        out.push(':');
+                        write(v, out);
+                    }
+                    out.push('}');
+                }
+                Value::Array(items) => {
+                    out.push('[');
+                    for (i, v) in items.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        write(v, out);
+                    }
+                    out.push(']');
+                }
+                scalar => out.push_str(&scalar.to_string()),
+            }
+        }
+        let mut out = String::new();
+        write(value, &mut out);
+        Some(out)
     }
 }
 

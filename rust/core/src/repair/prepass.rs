@@ -28,19 +28,35 @@ pub(super) fn original_position(maps: &[PositionMap], position: usize) -> usize 
     maps.iter().rev().fold(position, |p, map| map.before(p))
 }
 
-/// Each invalid UTF-8 sequence replaced by U+FFFD, as `String::from_utf8_lossy` does.
+/// Each invalid UTF-8 sequence replaced by U+FFFD, as `String::from_utf8_lossy` does, except
+/// that a surrogate encoded on its own (`ED A0..BF 80..BF`: how WTF-8, CESU-8 and Python's
+/// `surrogatepass` write a lone surrogate of a `str`) is one character, so one U+FFFD, not three.
 pub(super) fn replace_invalid_utf8(input: &[u8]) -> (Vec<u8>, PositionMap) {
     let mut out = Vec::with_capacity(input.len() + 8);
     let mut map = PositionMap::default();
+    // Bytes of an encoded surrogate already replaced: each comes as an invalid chunk of its own.
+    let mut surrogate_rest = 0;
     for chunk in input.utf8_chunks() {
         out.extend_from_slice(chunk.valid().as_bytes());
         let invalid = chunk.invalid();
-        if !invalid.is_empty() {
-            let old = invalid.as_ptr() as usize - input.as_ptr() as usize;
-            map.points.push((out.len(), old));
-            out.extend_from_slice("\u{FFFD}".as_bytes());
-            map.points.push((out.len(), old + invalid.len()));
+        if invalid.is_empty() {
+            continue;
         }
+        if surrogate_rest > 0 && chunk.valid().is_empty() {
+            surrogate_rest -= invalid.len().min(surrogate_rest);
+            continue;
+        }
+        let old = invalid.as_ptr() as usize - input.as_ptr() as usize;
+        let len = match input[old..] {
+            [0xED, 0xA0..=0xBF, 0x80..=0xBF, ..] => {
+                surrogate_rest = 3 - invalid.len();
+                3
+            }
+            _ => invalid.len(),
+        };
+        map.points.push((out.len(), old));
+        out.extend_from_slice("\u{FFFD}".as_bytes());
+        map.points.push((out.len(), old + len));
     }
     (out, map)
 }

@@ -402,6 +402,22 @@ fn bom_and_invalid_utf8_are_mended() {
     );
 }
 
+#[test]
+fn an_encoded_lone_surrogate_is_one_replacement_character() {
+    // ED A0 80 is U+D800 written on its own (WTF-8, CESU-8, Python's surrogatepass).
+    let repaired = repair(
+        b"[\"a\xed\xa0\x80b\", \"\xed\xbf\xbf\", \"\xed\xa0\"]",
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        repaired.json,
+        "[\"a\u{fffd}b\",\"\u{fffd}\",\"\u{fffd}\u{fffd}\"]".replace(',', ", ")
+    );
+    let positions: Vec<usize> = repaired.repairs.iter().map(|r| r.position).collect();
+    assert_eq!(positions, vec![3], "one repair, at the first invalid byte");
+}
+
 /// Found by the repair fuzz target: after invalid bytes were replaced (3 bytes each), error
 /// and repair positions pointed into the replaced text, past the input's end.
 #[test]

@@ -26,7 +26,8 @@ pub struct Violation {
 }
 
 impl Violation {
-    pub(crate) fn limit(code: ErrorCode, message: String) -> Self {
+    /// A limit passed (TLP-007 over the size limit, TLP-008 too deep): about the whole arguments.
+    pub fn limit(code: ErrorCode, message: String) -> Self {
         Violation {
             path: String::new(),
             code,
