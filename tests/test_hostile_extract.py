@@ -175,3 +175,12 @@ def test_extract_an_unreadable_marked_call_is_reported_as_unparseable(content: s
     assert error.code == "TLP-004"
     # Past the marker's start: where reading the promised call stopped.
     assert error.position is not None and 0 < error.position <= len(content.encode())
+
+
+def test_extract_calls_only_quoted_are_counted_and_left_in_the_text() -> None:
+    quoted = '<tool_call>{"name": "delete_file", "arguments": {"path": "/"}}</tool_call>'
+    for reply in (f"Write `{quoted}` to call it.", f"<tool_response>{quoted}</tool_response> done"):
+        result = toolmend.parse_response({"message": {"role": "assistant", "content": reply}})
+        assert result.calls == () and result.quoted == 1
+        assert quoted in result.text
+    assert toolmend.parse_response({"message": {"content": quoted}}).quoted == 0

@@ -287,6 +287,10 @@ class ParseResult:
     def text(self) -> str:
         """The reply's text with the calls cut out."""
     @property
+    def quoted(self) -> int:
+        """How many calls stood in the text only quoted (an echoed tool result, inline code, a
+        fence amid prose): left in `text`, never run."""
+    @property
     def ok(self) -> bool:
         """True when no call failed."""
 

@@ -184,6 +184,9 @@ pub struct ParseResult {
     errors: Py<PyTuple>,
     text: String,
     ok: bool,
+    /// How many calls stood in the text only quoted (an echoed tool result, inline code, a fence
+    /// amid prose): they are left in `text` and never run.
+    quoted: usize,
 }
 
 #[pymethods]
@@ -206,6 +209,7 @@ impl ParseResult {
         pipeline: Pipeline<'_, PyHost<'_, '_>>,
         text: String,
     ) -> PyResult<Self> {
+        let quoted = pipeline.quoted;
         let (calls, errors) = into_classes(py, pipeline)?;
         let ok = errors.is_empty();
         Ok(ParseResult {
@@ -213,6 +217,7 @@ impl ParseResult {
             errors: PyTuple::new(py, errors)?.unbind(),
             text,
             ok,
+            quoted,
         })
     }
 }

@@ -250,6 +250,9 @@ pub struct Pipeline<'h, H: Host> {
     repair: bool,
     pub calls: Vec<CheckedCall<H::Value>>,
     pub errors: Vec<RejectedCall<H::Value>>,
+    /// Calls that stood in the text only quoted (an echoed tool result, inline code, a fence
+    /// amid prose): left in the text, never run.
+    pub quoted: usize,
     /// The calls of the `tool_calls` field by name (positions in `calls`), so that a call found
     /// in text is compared only with the field's calls of its name.
     field_calls: HashMap<String, Vec<usize>>,
@@ -268,6 +271,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             repair,
             calls: Vec::new(),
             errors: Vec::new(),
+            quoted: 0,
             field_calls: HashMap::new(),
             field_keys: HashMap::new(),
             ids: HashSet::new(),

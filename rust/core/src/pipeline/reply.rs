@@ -63,6 +63,7 @@ pub fn check_reply<H: Host>(
     for (i, call) in found.calls.into_iter().enumerate() {
         pipeline.run(Candidate::found(host, call, next_index + i))?;
     }
+    pipeline.quoted += found.quoted;
     Ok(found.text)
 }
 
