@@ -367,3 +367,24 @@ def test_write_file_instances_are_the_sizes_the_case_names() -> None:
     assert 850 <= len(CONTENT) <= 900
     assert 900 <= len(valid_bytes) <= 1200, len(valid_bytes)
     assert 900 <= len(invalid_bytes) <= 1200, len(invalid_bytes)
+
+
+# ---- listing tools ------------------------------------------------------------------------------
+
+
+@cache
+def _registry_of(n: int) -> toolmend.ToolRegistry:
+    registry = toolmend.ToolRegistry()
+    for i in range(n):
+        registry.register(f"tool_{i:04d}", WRITE_FILE, category=f"cat_{i % 10}")
+    return registry
+
+
+@pytest.mark.parametrize("n", [10, 100, 1000])
+@pytest.mark.parametrize("category", [None, "cat_3"], ids=["all", "one-category"])
+def test_listing_tools_speed(benchmark: Any, n: int, category: str | None) -> None:
+    # The listing is kept from registration on: a repeat call hands out the same tuple.
+    registry = _registry_of(n)
+    benchmark.group = f"tools()-{n}"
+    listing = benchmark(registry.tools, category)
+    assert len(listing) == (n if category is None else n // 10)

@@ -380,3 +380,19 @@ def test_integers_beyond_64_bits_in_json_text_are_compared_exactly(keyword: str)
     for near in (value + 1, value - 1, value + 2048):
         (error,) = r.try_validate("t", f'{{"n": {near}}}').errors
         assert (error.path, error.code, error.actual) == ("/n", "TSR-005", str(near))
+
+
+def test_listing_is_kept_until_a_tool_is_added_and_its_schemas_are_fresh_copies() -> None:
+    registry = toolmend.ToolRegistry()
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    for name, category in (("b", "x"), ("a", "y"), ("c", None), ("a2", "x")):
+        registry.register(name, schema, category=category)
+    listing = registry.tools()
+    assert [t.name for t in listing] == ["c", "a2", "b", "a"]  # uncategorised first, then by category, name
+    assert registry.tools() is listing
+    assert [t.name for t in registry.tools("x")] == ["a2", "b"]
+    listing[0].schema["properties"] = {}  # a copy: the registry keeps its own
+    assert registry.get("c").schema == schema
+    registry.register("d", schema, category="x")
+    assert registry.tools() is not listing
+    assert [t.name for t in registry.tools("x")] == ["a2", "b", "d"]

@@ -2,7 +2,8 @@
 //! released while schemas compile and arguments validate. Every rule lives in toolmend_core::schema.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -148,21 +149,31 @@ impl ValidationResult {
 }
 
 /// A registered tool as Python sees it (read-only).
-#[pyclass(module = "toolmend", name = "ToolInfo", frozen, get_all)]
+#[pyclass(module = "toolmend", name = "ToolInfo", frozen)]
 pub struct ToolInfo {
+    #[pyo3(get)]
     name: String,
+    #[pyo3(get)]
     description: String,
+    #[pyo3(get)]
     version: String,
+    #[pyo3(get)]
     category: Option<String>,
     /// Hex digest of the canonical definition (equal definitions, equal fingerprints).
+    #[pyo3(get)]
     fingerprint: String,
-    /// The parameter schema as registered (a new dict on each access would be safer but slower:
-    /// this one is built once per lookup and owned by this object).
-    schema: Py<PyAny>,
+    tool: Arc<Tool>,
 }
 
 #[pymethods]
 impl ToolInfo {
+    /// The parameter schema as registered: a new dict on each access, so nothing a caller does
+    /// to it reaches the registry (and a listing of many tools builds none until asked).
+    #[getter]
+    fn schema(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        value_to_py(py, &self.tool.definition.schema)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "ToolInfo(name={:?}, version={:?}, category={:?})",
@@ -171,22 +182,25 @@ impl ToolInfo {
     }
 }
 
-fn tool_info(py: Python<'_>, tool: &Tool) -> PyResult<ToolInfo> {
+fn tool_info(tool: &Arc<Tool>) -> ToolInfo {
     let d = &tool.definition;
-    Ok(ToolInfo {
+    ToolInfo {
         name: d.name.clone(),
         description: d.description.clone(),
         version: d.version.clone(),
         category: d.category.clone(),
         fingerprint: tool.fingerprint.clone(),
-        schema: value_to_py(py, &d.schema)?,
-    })
+        tool: Arc::clone(tool),
+    }
 }
 
 /// Tools by name with compiled, strict, limited validation (see toolmend_core::schema).
 #[pyclass(module = "toolmend._core", name = "ToolRegistry", subclass, frozen)]
 pub struct PyToolRegistry {
     pub(crate) inner: Arc<Registry>,
+    /// Listings already built (all tools under None, else by category) and the registry
+    /// generation they hold for: `tools()` hands out the same tuple until a tool is added.
+    listings: Mutex<(u64, HashMap<Option<String>, Py<PyTuple>>)>,
 }
 
 #[pymethods]
@@ -198,6 +212,7 @@ impl PyToolRegistry {
         let limits = limits(max_size, max_depth, 0)?;
         Ok(PyToolRegistry {
             inner: Arc::new(Registry::new(strict, limits)),
+            listings: Mutex::new((0, HashMap::new())),
         })
     }
 
@@ -230,7 +245,7 @@ impl PyToolRegistry {
         let tool = py
             .detach(|| registry.register(definition))
             .map_err(|e| registry_error(py, &e, None))?;
-        tool_info(py, &tool)
+        Ok(tool_info(&tool))
     }
 
     /// The tool named `name` (any case when the exact spelling misses); UnknownToolError (TSR-001).
@@ -239,19 +254,31 @@ impl PyToolRegistry {
             .inner
             .get(name)
             .map_err(|e| registry_error(py, &e, Some(name)))?;
-        tool_info(py, &tool)
+        Ok(tool_info(&tool))
     }
 
     /// Every tool (or those of `category`), by category then name.
     #[pyo3(signature = (category=None))]
     fn tools<'py>(&self, py: Python<'py>, category: Option<&str>) -> PyResult<Bound<'py, PyTuple>> {
+        let generation = self.inner.generation();
+        let key = category.map(str::to_owned);
+        let mut listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        // Stale after a registration; and a bounded cache, whatever categories callers ask for.
+        if listings.0 != generation || listings.1.len() >= 64 {
+            *listings = (generation, HashMap::new());
+        }
+        if let Some(listing) = listings.1.get(&key) {
+            return Ok(listing.bind(py).clone());
+        }
         let infos = self
             .inner
             .tools(category)
             .iter()
-            .map(|t| tool_info(py, t))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyTuple::new(py, infos)
+            .map(tool_info)
+            .collect::<Vec<_>>();
+        let listing = PyTuple::new(py, infos)?;
+        listings.1.insert(key, listing.clone().unbind());
+        Ok(listing)
     }
 
     /// One line telling a model what the tool expects.

@@ -111,6 +111,11 @@ struct Catalogue {
     by_key: HashMap<String, Arc<Tool>>,
     /// Sorted by name.
     names: Vec<report::Candidate>,
+    /// Every tool by category (uncategorised first) then name, kept sorted as tools are added,
+    /// so a listing is a copy, not a sort.
+    listing: Vec<Arc<Tool>>,
+    /// Counts the tools added: a listing made at one generation holds until the next.
+    generation: u64,
 }
 
 impl Registry {
@@ -165,6 +170,11 @@ impl Registry {
         let name = tool.definition.name.as_str();
         let at = tools.names.partition_point(|c| c.name.as_str() < name);
         tools.names.insert(at, report::Candidate::new(name));
+        let at = tools
+            .listing
+            .partition_point(|t| listing_place(t) < listing_place(&tool));
+        tools.listing.insert(at, Arc::clone(&tool));
+        tools.generation += 1;
         Ok(tool)
     }
 
@@ -188,18 +198,17 @@ impl Registry {
 
     /// Every tool, by category (uncategorised first) then name; only `category` when given.
     pub fn tools(&self, category: Option<&str>) -> Vec<Arc<Tool>> {
-        let mut all: Vec<Arc<Tool>> = self
-            .read()
-            .by_key
-            .values()
+        self.read()
+            .listing
+            .iter()
             .filter(|t| category.is_none() || t.definition.category.as_deref() == category)
             .cloned()
-            .collect();
-        all.sort_by(|a, b| {
-            (&a.definition.category, &a.definition.name)
-                .cmp(&(&b.definition.category, &b.definition.name))
-        });
-        all
+            .collect()
+    }
+
+    /// How many tools were ever added: equal generations, equal listings.
+    pub fn generation(&self) -> u64 {
+        self.read().generation
     }
 
     pub fn len(&self) -> usize {
@@ -230,6 +239,11 @@ fn same_or_duplicate(
             format!("Tool '{name}' is already registered with a different definition"),
         ))
     }
+}
+
+/// Where a tool stands in a listing: by category (uncategorised first), then name.
+fn listing_place(tool: &Tool) -> (&Option<String>, &String) {
+    (&tool.definition.category, &tool.definition.name)
 }
 
 impl Tool {
