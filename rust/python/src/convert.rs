@@ -107,6 +107,34 @@ fn utf8_size_if_over(s: &Bound<'_, PyString>, max_size: usize) -> PyResult<Optio
     Ok(Some(size))
 }
 
+/// `Name(field=value, ...)` with each value as Python's `repr()` shows it (quotes, None, True),
+/// for the result classes' reprs.
+pub(crate) fn class_repr<'py>(
+    _py: Python<'py>,
+    name: &str,
+    fields: Vec<(&str, Bound<'py, PyAny>)>,
+) -> PyResult<String> {
+    let mut out = format!("{name}(");
+    for (i, (field, value)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(field);
+        out.push('=');
+        out.push_str(value.repr()?.to_str()?);
+    }
+    out.push(')');
+    Ok(out)
+}
+
+/// A Rust value as a Python object, for `class_repr`.
+pub(crate) fn py_value<'py, T: IntoPyObject<'py>>(
+    py: Python<'py>,
+    value: T,
+) -> PyResult<Bound<'py, PyAny>> {
+    pyo3::IntoPyObjectExt::into_bound_py_any(value, py)
+}
+
 /// The limits given to a function or class whose work walks Python values or validates them
 /// (the registry, parse_response, the stream readers), refused with a ValueError when
 /// `max_depth` is over `Limits::MAX_DEPTH_CEILING`. `repair` and `loads` take any depth: repair
@@ -165,11 +193,14 @@ impl Repair {
         self.kind.as_str()
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Repair(kind='{}', position={})",
-            self.kind.as_str(),
-            self.position
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        class_repr(
+            py,
+            "Repair",
+            vec![
+                ("kind", py_value(py, self.kind.as_str())?),
+                ("position", py_value(py, self.position)?),
+            ],
         )
     }
 }
@@ -197,14 +228,16 @@ impl RepairError {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let quoted = |s: &str| PyString::new(py, s).repr().map(|r| r.to_string());
-        Ok(format!(
-            "RepairError(code={}, message={}, position={}, suggestion={})",
-            quoted(&self.code)?,
-            quoted(&self.message)?,
-            self.position,
-            quoted(&self.suggestion)?
-        ))
+        class_repr(
+            py,
+            "RepairError",
+            vec![
+                ("code", py_value(py, &self.code)?),
+                ("message", py_value(py, &self.message)?),
+                ("position", py_value(py, self.position)?),
+                ("suggestion", py_value(py, &self.suggestion)?),
+            ],
+        )
     }
 }
 

@@ -18,7 +18,8 @@ use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, To
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{
-    bounded_input, json_text, limits, package_class, python_objects, strict_objects,
+    bounded_input, class_repr, json_text, limits, package_class, py_value, python_objects,
+    strict_objects,
 };
 
 /// Arguments at least this big (bytes, or estimated bytes of a dict) are validated with the
@@ -94,19 +95,18 @@ impl FieldError {
         )
     }
 
-    fn __repr__(&self) -> String {
-        let opt = |o: &Option<String>| {
-            o.as_deref()
-                .map_or_else(|| "None".to_string(), |s| format!("{s:?}"))
-        };
-        format!(
-            "FieldError(path={:?}, code={:?}, message={:?}, expected={}, actual={}, suggestion={:?})",
-            self.path,
-            self.code,
-            self.message,
-            opt(&self.expected),
-            opt(&self.actual),
-            self.suggestion
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        class_repr(
+            py,
+            "FieldError",
+            vec![
+                ("path", py_value(py, &self.path)?),
+                ("code", py_value(py, &self.code)?),
+                ("message", py_value(py, &self.message)?),
+                ("expected", py_value(py, &self.expected)?),
+                ("actual", py_value(py, &self.actual)?),
+                ("suggestion", py_value(py, &self.suggestion)?),
+            ],
         )
     }
 }
@@ -151,17 +151,6 @@ impl ValidationResult {
 /// A registered tool as Python sees it (read-only).
 #[pyclass(module = "toolmend", name = "ToolInfo", frozen)]
 pub struct ToolInfo {
-    #[pyo3(get)]
-    name: String,
-    #[pyo3(get)]
-    description: String,
-    #[pyo3(get)]
-    version: String,
-    #[pyo3(get)]
-    category: Option<String>,
-    /// Hex digest of the canonical definition (equal definitions, equal fingerprints).
-    #[pyo3(get)]
-    fingerprint: String,
     tool: Arc<Tool>,
 }
 
@@ -174,22 +163,47 @@ impl ToolInfo {
         value_to_py(py, &self.tool.definition.schema)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "ToolInfo(name={:?}, version={:?}, category={:?})",
-            self.name, self.version, self.category
+    #[getter]
+    fn name(&self) -> &str {
+        &self.tool.definition.name
+    }
+
+    #[getter]
+    fn description(&self) -> &str {
+        &self.tool.definition.description
+    }
+
+    #[getter]
+    fn version(&self) -> &str {
+        &self.tool.definition.version
+    }
+
+    #[getter]
+    fn category(&self) -> Option<&str> {
+        self.tool.definition.category.as_deref()
+    }
+
+    /// Hex digest of the canonical definition (equal definitions, equal fingerprints).
+    #[getter]
+    fn fingerprint(&self) -> &str {
+        &self.tool.fingerprint
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        class_repr(
+            py,
+            "ToolInfo",
+            vec![
+                ("name", py_value(py, self.name())?),
+                ("version", py_value(py, self.version())?),
+                ("category", py_value(py, self.category())?),
+            ],
         )
     }
 }
 
 fn tool_info(tool: &Arc<Tool>) -> ToolInfo {
-    let d = &tool.definition;
     ToolInfo {
-        name: d.name.clone(),
-        description: d.description.clone(),
-        version: d.version.clone(),
-        category: d.category.clone(),
-        fingerprint: tool.fingerprint.clone(),
         tool: Arc::clone(tool),
     }
 }

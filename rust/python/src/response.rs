@@ -10,7 +10,7 @@ use toolmend_core::pipeline::{
 };
 use toolmend_core::Limits;
 
-use crate::convert::{orjson_dumps, Repair};
+use crate::convert::{class_repr, orjson_dumps, py_value, Repair};
 use crate::pipeline::PyHost;
 use crate::registry::{FieldError, PyToolRegistry};
 use crate::wire::{read_reply, Obj};
@@ -95,15 +95,18 @@ impl ToolCall {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "ToolCall(id={}, name={}, arguments={}, index={}, source={:?}, repairs={})",
-            self.id.bind(py).repr()?,
-            self.name.bind(py).repr()?,
-            self.arguments.bind(py).repr()?,
-            self.index,
-            self.source.as_str(),
-            self.log.len()
-        ))
+        class_repr(
+            py,
+            "ToolCall",
+            vec![
+                ("id", self.id.bind(py).clone().into_any()),
+                ("name", self.name.bind(py).clone().into_any()),
+                ("arguments", self.arguments.bind(py).clone()),
+                ("index", py_value(py, self.index)?),
+                ("source", py_value(py, self.source.as_str())?),
+                ("repairs", py_value(py, self.log.len())?),
+            ],
+        )
     }
 }
 
@@ -168,10 +171,17 @@ impl ToolCallError {
         }
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "ToolCallError(code={:?}, message={:?}, tool_name={:?}, position={:?}, index={})",
-            self.code, self.message, self.tool_name, self.position, self.index
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        class_repr(
+            py,
+            "ToolCallError",
+            vec![
+                ("code", py_value(py, self.code)?),
+                ("message", py_value(py, &self.message)?),
+                ("tool_name", py_value(py, &self.tool_name)?),
+                ("position", py_value(py, self.position)?),
+                ("index", py_value(py, self.index)?),
+            ],
         )
     }
 }
@@ -192,13 +202,16 @@ pub struct ParseResult {
 #[pymethods]
 impl ParseResult {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "ParseResult(ok={}, calls={}, errors={}, text={:?})",
-            if self.ok { "True" } else { "False" },
-            self.calls.bind(py).repr()?,
-            self.errors.bind(py).repr()?,
-            self.text
-        ))
+        class_repr(
+            py,
+            "ParseResult",
+            vec![
+                ("ok", py_value(py, self.ok)?),
+                ("calls", self.calls.bind(py).clone().into_any()),
+                ("errors", self.errors.bind(py).clone().into_any()),
+                ("text", py_value(py, &self.text)?),
+            ],
+        )
     }
 }
 

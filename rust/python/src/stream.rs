@@ -11,7 +11,7 @@ use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind,
 use toolmend_core::wire::StreamReader;
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, python_objects};
+use crate::convert::{class_repr, input_bytes, py_value, python_objects};
 use crate::exceptions::parse_error;
 use crate::live_view::{catch_up, read_whole, whole_view, LiveView};
 use crate::pipeline::PyHost;
@@ -50,10 +50,17 @@ impl ToolCallDelta {
         }
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "ToolCallDelta(index={}, id={:?}, name={:?}, arguments={:?}, complete={})",
-            self.index, self.id, self.name, self.arguments, self.complete
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        class_repr(
+            py,
+            "ToolCallDelta",
+            vec![
+                ("index", py_value(py, self.index)?),
+                ("id", py_value(py, &self.id)?),
+                ("name", py_value(py, &self.name)?),
+                ("arguments", py_value(py, &self.arguments)?),
+                ("complete", py_value(py, self.complete)?),
+            ],
         )
     }
 }
@@ -75,16 +82,18 @@ pub struct StreamEvent {
 
 #[pymethods]
 impl StreamEvent {
-    fn __repr__(&self) -> String {
-        let mut out = format!("StreamEvent(kind={:?}, index={}", self.kind, self.index);
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut fields = vec![
+            ("kind", py_value(py, self.kind)?),
+            ("index", py_value(py, self.index)?),
+        ];
         if let Some(text) = &self.text {
-            out.push_str(&format!(", text={text:?}"));
+            fields.push(("text", py_value(py, text)?));
         }
         if let Some(code) = self.code {
-            out.push_str(&format!(", code={code:?}"));
+            fields.push(("code", py_value(py, code)?));
         }
-        out.push(')');
-        out
+        class_repr(py, "StreamEvent", fields)
     }
 }
 
