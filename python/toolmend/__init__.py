@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from toolmend._core import LOADS_MAX_DEPTH, __version__
 from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING
-from toolmend._repair import Repair, RepairError, RepairResult, loads, repair
+from toolmend._repair import Repair, RepairError, RepairResult, loads, loads_many, repair, repair_many
 from toolmend._states import Lane, StreamEventKind
 from toolmend.config import RetryConfig
 from toolmend.errors import (
@@ -75,9 +75,11 @@ __all__ = [
     "ValidationResult",
     "__version__",
     "loads",
+    "loads_many",
     "parse_response",
     "reflection_messages",
     "repair",
+    "repair_many",
 ]
 
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers and editors

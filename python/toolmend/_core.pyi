@@ -1,6 +1,6 @@
 """Type stubs of the compiled module; toolmend re-exports the public names."""
 
-from typing import Any, Literal, Mapping, Union, final
+from typing import Any, Iterable, Literal, Mapping, Union, final
 
 __version__: str
 LOADS_MAX_DEPTH: int
@@ -107,8 +107,30 @@ def repair(
 def loads(text: _Text, *, max_size: int = ..., max_depth: int = ..., timeout_ms: int = ...) -> Any:
     """Repairs text when needed and returns Python objects; raises ParseError when it cannot.
 
-    Valid JSON within the limits is parsed by orjson, anything else repaired and built by jiter;
-    integers beyond 64 bits come back as floats."""
+    Valid JSON within the limits is parsed by orjson, anything else repaired and built by jiter.
+    Integers stay exact at any size; a number past the range of a double is refused (TLP-004)."""
+def repair_many(
+    texts: Iterable[_Text],
+    *,
+    max_size: int = ...,
+    max_depth: int = ...,
+    timeout_ms: int = ...,
+    threads: int | None = None,
+) -> list[RepairResult]:
+    """`repair` of every text, the passes spread over `threads` threads (all cores by default) with
+    the GIL released: the same results as `[repair(t) for t in texts]`."""
+def loads_many(
+    texts: Iterable[_Text],
+    *,
+    max_size: int = ...,
+    max_depth: int = ...,
+    timeout_ms: int = ...,
+    threads: int | None = None,
+    errors: Literal["raise", "return"] = "raise",
+) -> list[Any]:
+    """`loads` of every text: valid texts parsed by orjson, the others mended on `threads` threads
+    with the GIL released, then built into objects under the GIL. `errors="raise"` raises the first
+    failure's ParseError (as a loop would); `errors="return"` puts the ParseError in its place."""
 def cache_clear() -> None:
     """Empties jiter's bounded cache of Python key strings."""
 

@@ -9,7 +9,7 @@ from toolmend import _core
 from toolmend._core import Repair, RepairError, RepairResult
 from toolmend._limits import DEFAULT_LIMITS
 
-__all__ = ["Repair", "RepairError", "RepairResult", "loads", "repair"]
+__all__ = ["Repair", "RepairError", "RepairResult", "loads", "loads_many", "repair", "repair_many"]
 
 Text = Union[str, bytes, bytearray]
 
@@ -42,3 +42,9 @@ def repair(
 #: within the limits is parsed by orjson, anything else repaired by the core and built by jiter.
 #: Integers stay exact at any size; a number past the range of a double is refused (TLP-004).
 loads = _core.loads
+
+#: ``repair`` of every text on all cores (GIL released): the same results as a loop of ``repair``.
+repair_many = _core.repair_many
+
+#: ``loads`` of every text, the broken ones mended on all cores; objects built under the GIL.
+loads_many = _core.loads_many

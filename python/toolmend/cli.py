@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from typing import TYPE_CHECKING, Sequence
 
 from toolmend.errors import UnknownToolError
 from toolmend._limits import DEFAULT_LIMITS
-from toolmend._repair import RepairError, repair
+from toolmend._repair import RepairError, repair, repair_many
 
 if TYPE_CHECKING:
     from toolmend.registry import ToolRegistry
@@ -31,7 +32,51 @@ def _error_dict(error: RepairError | None) -> dict[str, object] | None:
     return {"code": error.code, "message": error.message, "position": error.position, "suggestion": error.suggestion}
 
 
+#: Records repaired per batch in `repair --jsonl`: memory stays bounded by one batch.
+JSONL_BATCH = 4096
+
+
+def _repair_jsonl(args: argparse.Namespace) -> int:
+    """One record per input line: the repaired record, or {"line", "error"} for one that cannot be
+    repaired; the passes run on every core. A progress line on stderr when it is a terminal."""
+    source = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
+    sink = sys.stdout if args.output is None else open(args.output, "w", encoding="utf-8")  # noqa: SIM115
+    progress = sys.stderr.isatty()
+    done = failed = 0
+    try:
+        while True:
+            batch = [line.rstrip(b"\r\n") for line in itertools.islice(source, JSONL_BATCH)]
+            if not batch:
+                break
+            for result in repair_many(
+                batch, max_size=args.max_size, max_depth=args.max_depth, timeout_ms=args.timeout_ms
+            ):
+                done += 1
+                if result.ok:
+                    assert result.json is not None
+                    sink.write(result.json + "\n")
+                else:
+                    failed += 1
+                    sink.write(json.dumps({"line": done, "error": _error_dict(result.error)}) + "\n")
+            if progress:
+                print(f"\rtoolmend: {done:,} records, {failed:,} not repairable", end="", file=sys.stderr)
+    finally:
+        if progress:
+            print(file=sys.stderr)
+        if source is not sys.stdin.buffer:
+            source.close()
+        if sink is not sys.stdout:
+            sink.close()
+    return EXIT_UNREPAIRABLE if failed else EXIT_OK
+
+
 def _repair_command(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        try:
+            return _repair_jsonl(args)
+        except OSError as e:
+            print(f"toolmend: cannot read {args.file}: {e.strerror}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         data = _read(args.file)
     except OSError as e:
@@ -278,6 +323,8 @@ def _parser() -> argparse.ArgumentParser:
     rep = commands.add_parser("repair", help="print FILE (or stdin) repaired into strict JSON")
     rep.add_argument("file", nargs="?", default="-", metavar="FILE|-")
     rep.add_argument("--report", action="store_true", help="print the repair log as JSON instead")
+    rep.add_argument("--jsonl", action="store_true", help="one record per line, repaired on every core")
+    rep.add_argument("-o", "--output", metavar="OUT", help="with --jsonl: write here instead of stdout")
     rep.add_argument("--max-size", type=int, default=DEFAULT_LIMITS["max_size"], help="bytes (default %(default)s)")
     rep.add_argument("--max-depth", type=int, default=DEFAULT_LIMITS["max_depth"], help="levels (default %(default)s)")
     rep.add_argument("--timeout-ms", type=int, default=DEFAULT_LIMITS["timeout_ms"], help="deadline (default %(default)s)")

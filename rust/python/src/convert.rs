@@ -357,6 +357,16 @@ pub fn repair(
         Ok(bytes) => run_repair(py, bytes, &limits),
         Err(too_large) => Err(too_large.clone()),
     };
+    repair_result(py, text, outcome)
+}
+
+/// A repair's outcome as the RepairResult `repair()` returns: valid str input comes back as the
+/// same object.
+pub(crate) fn repair_result(
+    py: Python<'_>,
+    text: &Bound<'_, PyAny>,
+    outcome: Result<Repaired<'_>, Error>,
+) -> PyResult<RepairResult> {
     let original = text.clone().unbind();
     Ok(match outcome {
         Ok(repaired) => {
@@ -552,23 +562,29 @@ pub fn loads<'py>(
         Ok(bytes) => load_json(py, text, &bytes, &limits, true)?,
         Err(too_large) => Err(LoadError::Core(too_large)),
     };
-    match loaded {
-        Ok((value, _)) => Ok(value),
-        Err(LoadError::Core(e)) => Err(parse_error(
+    loaded
+        .map(|(value, _)| value)
+        .map_err(|e| load_error(py, e))
+}
+
+/// Why `loads` failed, as the ParseError it raises.
+pub(crate) fn load_error(py: Python<'_>, error: LoadError) -> PyErr {
+    match error {
+        LoadError::Core(e) => parse_error(
             py,
             e.code().as_str(),
             &e.to_string(),
             e.position,
             e.suggestion(),
-        )),
+        ),
         // Strict JSON that Python cannot hold.
-        Err(LoadError::Python(e)) => Err(parse_error(
+        LoadError::Python(e) => parse_error(
             py,
             ErrorCode::Unparseable.as_str(),
             &format!("{} at byte {}", e.error_type, e.index),
             e.index,
             "send values Python can hold",
-        )),
+        ),
     }
 }
 
@@ -594,45 +610,79 @@ pub(crate) fn load_json<'py>(
     limits: &Limits,
     repair: bool,
 ) -> PyResult<Result<Loaded<'py>, LoadError>> {
-    let limits = Limits {
-        max_depth: limits.max_depth.min(LOADS_MAX_DEPTH),
-        ..*limits
-    };
-    if bytes.len() <= limits.max_size {
-        if let Some(value) = strict_objects(py, text, limits.max_depth)? {
-            return Ok(Ok((value, Vec::new())));
-        }
+    let limits = loads_limits(limits);
+    if let Some(value) = fast_load(py, text, bytes, &limits)? {
+        return Ok(Ok((value, Vec::new())));
     }
     // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
-    let work = || {
-        if repair {
-            toolmend_core::mend(bytes, &limits)
-        } else {
-            toolmend_core::validate(bytes, &limits)
-                .map(|()| (String::from_utf8_lossy(bytes).into_owned(), Vec::new()))
-        }
-    };
+    let work = || mend_for_loads(bytes, &limits, repair);
     let outcome = if bytes.len() >= RELEASE_GIL_AT {
         py.detach(work)
     } else {
         work()
     };
+    Ok(build_loaded(py, bytes, outcome, &limits))
+}
+
+/// The limits `loads` works under: nesting capped at what jiter can build.
+pub(crate) fn loads_limits(limits: &Limits) -> Limits {
+    Limits {
+        max_depth: limits.max_depth.min(LOADS_MAX_DEPTH),
+        ..*limits
+    }
+}
+
+/// The first stage of `loads`: orjson's objects for valid text within the limits, else None.
+pub(crate) fn fast_load<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    bytes: &[u8],
+    limits: &Limits,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if bytes.len() > limits.max_size {
+        return Ok(None);
+    }
+    strict_objects(py, text, limits.max_depth)
+}
+
+/// The second stage, without the GIL: the text mended (or, with `repair` off, checked) into
+/// strict JSON, with the repairs made.
+pub(crate) fn mend_for_loads(
+    bytes: &[u8],
+    limits: &Limits,
+    repair: bool,
+) -> Result<(String, Vec<toolmend_core::Repair>), Error> {
+    if repair {
+        toolmend_core::mend(bytes, limits)
+    } else {
+        toolmend_core::validate(bytes, limits)
+            .map(|()| (String::from_utf8_lossy(bytes).into_owned(), Vec::new()))
+    }
+}
+
+/// The last stage: the mended text as Python objects (jiter), numbers past a double refused.
+pub(crate) fn build_loaded<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    outcome: Result<(String, Vec<toolmend_core::Repair>), Error>,
+    limits: &Limits,
+) -> Result<Loaded<'py>, LoadError> {
     let (json, log) = match outcome {
         Ok(done) => done,
-        Err(e) => return Ok(Err(LoadError::Core(e))),
+        Err(e) => return Err(LoadError::Core(e)),
     };
     let value = match python_objects(py, json.as_bytes()) {
         Ok(value) => value,
-        Err(e) => return Ok(Err(LoadError::Python(e))),
+        Err(e) => return Err(LoadError::Python(e)),
     };
     if holds_out_of_range(&value, limits.max_depth) {
         // Positions are the input's; a number the repair pass moved is found in its output.
         let position = toolmend_core::limits::first_number_out_of_range(bytes)
             .or_else(|| toolmend_core::limits::first_number_out_of_range(json.as_bytes()))
             .unwrap_or(0);
-        return Ok(Err(LoadError::Core(Error::number_out_of_range(position))));
+        return Err(LoadError::Core(Error::number_out_of_range(position)));
     }
-    Ok(Ok((value, log)))
+    Ok((value, log))
 }
 
 /// orjson.loads(text) when what it built can stand: None when the text

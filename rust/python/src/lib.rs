@@ -2,6 +2,7 @@
 //! crate reads keyword options, releases the GIL around core work and converts results into
 //! Python values (result classes, exceptions).
 
+mod batch;
 mod convert;
 mod exceptions;
 mod live_view;
@@ -27,6 +28,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert::repair, m)?)?;
     m.add_function(wrap_pyfunction!(convert::loads, m)?)?;
     m.add_function(wrap_pyfunction!(convert::cache_clear, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::repair_many, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::loads_many, m)?)?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<registry::ToolInfo>()?;
     m.add_class::<registry::FieldError>()?;

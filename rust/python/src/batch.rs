@@ -1,0 +1,168 @@
+//! Batches: `repair_many` and `loads_many`, the repair passes spread over threads with the GIL
+//! released. Results are the same as a loop of `repair` / `loads`; Python objects are built
+//! under the GIL, one text after another.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use toolmend_core::{Error, Limits};
+
+use crate::convert::{
+    bounded_input, build_loaded, fast_load, load_error, loads_limits, mend_for_loads,
+    repair_result, LoadError, RepairResult,
+};
+
+/// Texts handed to a thread at a time: small enough to balance uneven texts, large enough that
+/// taking work costs nothing next to repairing it.
+const TAKE: usize = 16;
+
+/// `work` over every item, on up to `threads` threads (all cores when None), in input order.
+fn parallel_map<'a, T: Sync, R: Send>(
+    items: &'a [T],
+    threads: Option<usize>,
+    work: impl Fn(&'a T) -> R + Sync,
+) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = threads
+        .unwrap_or(cores)
+        .clamp(1, items.len().div_ceil(TAKE).max(1));
+    if threads == 1 {
+        return items.iter().map(work).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<(usize, Vec<R>)>> = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let start = next.fetch_add(TAKE, Ordering::Relaxed);
+                if start >= items.len() {
+                    break;
+                }
+                let end = (start + TAKE).min(items.len());
+                let results: Vec<R> = items[start..end].iter().map(&work).collect();
+                done.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((start, results));
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_unstable_by_key(|(start, _)| *start);
+    done.into_iter().flat_map(|(_, results)| results).collect()
+}
+
+fn checked_threads(threads: Option<usize>) -> PyResult<Option<usize>> {
+    match threads {
+        Some(0) => Err(PyValueError::new_err("threads must be at least 1")),
+        other => Ok(other),
+    }
+}
+
+/// `repair` of every text (str, bytes or bytearray), the passes run on `threads` threads (all
+/// cores by default) with the GIL released: the same results as `[repair(t) for t in texts]`.
+#[pyfunction]
+#[pyo3(signature = (texts, *, max_size = Limits::DEFAULT.max_size, max_depth = Limits::DEFAULT.max_depth, timeout_ms = Limits::DEFAULT.timeout_ms, threads = None))]
+pub fn repair_many(
+    py: Python<'_>,
+    texts: &Bound<'_, PyAny>,
+    max_size: usize,
+    max_depth: usize,
+    timeout_ms: u64,
+    threads: Option<usize>,
+) -> PyResult<Vec<RepairResult>> {
+    let threads = checked_threads(threads)?;
+    let texts = texts.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    let inputs = texts
+        .iter()
+        .map(|t| bounded_input(t, max_size))
+        .collect::<PyResult<Vec<Result<Cow<'_, [u8]>, Error>>>>()?;
+    let limits = Limits {
+        max_size,
+        max_depth,
+        timeout_ms,
+    };
+    let outcomes = py.detach(|| {
+        parallel_map(&inputs, threads, |input| match input {
+            Ok(bytes) => toolmend_core::repair(bytes, &limits),
+            Err(too_large) => Err(too_large.clone()),
+        })
+    });
+    texts
+        .iter()
+        .zip(outcomes)
+        .map(|(text, outcome)| repair_result(py, text, outcome))
+        .collect()
+}
+
+/// `loads` of every text: valid texts are parsed by orjson, the others mended on `threads`
+/// threads with the GIL released, then built into objects. With `errors="raise"` the first
+/// failure raises its ParseError, as a loop of `loads` would; with `errors="return"` the
+/// ParseError takes the text's place in the list.
+#[pyfunction]
+#[pyo3(signature = (texts, *, max_size = Limits::DEFAULT.max_size, max_depth = Limits::DEFAULT.max_depth, timeout_ms = Limits::DEFAULT.timeout_ms, threads = None, errors = "raise"))]
+#[allow(clippy::too_many_arguments)]
+pub fn loads_many<'py>(
+    py: Python<'py>,
+    texts: &Bound<'py, PyAny>,
+    max_size: usize,
+    max_depth: usize,
+    timeout_ms: u64,
+    threads: Option<usize>,
+    errors: &str,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let threads = checked_threads(threads)?;
+    let raise = match errors {
+        "raise" => true,
+        "return" => false,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "errors must be 'raise' or 'return', not {other:?}"
+            )))
+        }
+    };
+    let limits = loads_limits(&Limits {
+        max_size,
+        max_depth,
+        timeout_ms,
+    });
+    let texts = texts.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+    let inputs = texts
+        .iter()
+        .map(|t| bounded_input(t, max_size))
+        .collect::<PyResult<Vec<_>>>()?;
+    // Valid texts first, under the GIL (orjson); the rest wait for the mending pass.
+    let mut loaded: Vec<Option<Result<Bound<'py, PyAny>, LoadError>>> = Vec::new();
+    let mut to_mend: Vec<(usize, &[u8])> = Vec::new();
+    for (i, (text, input)) in texts.iter().zip(&inputs).enumerate() {
+        loaded.push(match input {
+            Err(too_large) => Some(Err(LoadError::Core(too_large.clone()))),
+            Ok(bytes) => match fast_load(py, text, bytes, &limits)? {
+                Some(value) => Some(Ok(value)),
+                None => {
+                    to_mend.push((i, bytes));
+                    None
+                }
+            },
+        });
+    }
+    let mended = py.detach(|| {
+        parallel_map(&to_mend, threads, |(_, bytes)| {
+            mend_for_loads(bytes, &limits, true)
+        })
+    });
+    for ((i, bytes), outcome) in to_mend.iter().zip(mended) {
+        loaded[*i] = Some(build_loaded(py, bytes, outcome, &limits).map(|(value, _)| value));
+    }
+    loaded
+        .into_iter()
+        .flatten()
+        .map(|result| match result {
+            Ok(value) => Ok(value),
+            Err(e) if raise => Err(load_error(py, e)),
+            Err(e) => Ok(load_error(py, e).into_value(py).into_bound(py).into_any()),
+        })
+        .collect()
+}
