@@ -31,6 +31,7 @@ class Outcomes:
     _backoff: lanes.Backoff
     _breaker: Any
     _limits: Any
+    _observers: Any
 
     def _lane(self, turn: Turn, reply: Reply) -> str:
         """TRANSPORT, REJECTED, MODEL or REPLY; raises what ends the chat at once (a fatal status, a reply that
@@ -112,9 +113,13 @@ class Outcomes:
 
     def _note(self, turn: Turn, lane: str, reply: Reply, code: str | None = None, delay: float = 0.0) -> None:
         """Adds an attempt to the chat's ledger, the client's stats and the audit file."""
-        attempt = Attempt(len(turn.attempts) + 1, lane, reply.status, code, delay, reply.usage, reply.duration_s)
+        attempt = Attempt(
+            len(turn.attempts) + 1, lane, reply.status, code, delay, reply.usage, reply.duration_s, turn.correlation_id, turn.model
+        )
         turn.attempts.append(attempt)
         self.stats.attempt(turn.model, attempt)
+        if turn.span is not None:
+            self._observers.telemetry.attempt(turn.span, turn.model, attempt)
         if self._audit is not None:
             self._audit.write(
                 {

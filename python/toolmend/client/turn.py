@@ -37,6 +37,11 @@ class Turn:
     shown: bool = False
     #: What the last attempt brought back (an error's ``response``).
     last_response: Any = None
+    #: The chat's OpenTelemetry span (None without opentelemetry), and how many attempts the hooks have seen.
+    span: Any = None
+    announced: int = 0
+    finish_reason: str | None = None
+    error: BaseException | None = None
 
     @property
     def number(self) -> int:
