@@ -262,3 +262,19 @@ def test_a_model_name_with_a_newline_cannot_forge_an_audit_line(wire: Wire, regi
     assert {p["correlation_id"] for p in parsed} == {result.correlation_id}
     assert {p["model"] for p in parsed} == {forged}
     assert [p["lane"] for p in parsed] == ["model", "ok"]
+
+
+# ---- the registry's metrics --------------------------------------------------------------------------------
+
+
+def test_the_registry_counts_the_calls_a_chat_checked_and_logs_failures_with_its_correlation_id(
+    wire: Wire, caplog: pytest.LogCaptureFixture
+) -> None:
+    reg = ToolRegistry(metrics=True, validation_failure_log_level="INFO")
+    reg.register("read_file", READ_FILE, description="Read a file")
+    with caplog.at_level(logging.INFO, logger="toolmend"):
+        result, _ = session(wire, [wire.calls(BAD), wire.calls(GOOD)], reg)
+    m = reg.metrics()
+    assert m["by_tool"] == {"read_file": {"valid": 1, "invalid": 1}} and m["failures_by_code"] == {"TSR-004": 1}
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("validation failed")]
+    assert (record.levelno, record.correlation_id, record.code) == (logging.INFO, result.correlation_id, "TSR-004")  # type: ignore[attr-defined]

@@ -173,6 +173,7 @@ class Engine(Outcomes):
                 turn.transport_failures = 0
                 asm = reply.assembly
                 calls, failures = list(asm.calls), list(asm.errors)
+                self._count_validations(turn, calls, failures)
                 refused: FailedCall | None = None
                 if lane == lanes.MODEL:  # the server's own parser refused the call
                     raw = lanes.raw_call_text(reply.error_text or "")

@@ -32,6 +32,7 @@ class Outcomes:
     _breaker: Any
     _limits: Any
     _observers: Any
+    _tools: Any
 
     def _lane(self, turn: Turn, reply: Reply) -> str:
         """TRANSPORT, REJECTED, MODEL or REPLY; raises what ends the chat at once (a fatal status, a reply that
@@ -136,6 +137,18 @@ class Outcomes:
                     "completion_tokens": attempt.usage.completion_tokens,
                 }
             )
+
+    def _count_validations(self, turn: Turn, calls: list[ToolCall], failures: list[Any]) -> None:
+        """The registry's metrics and failure records (when it keeps them) learn of the calls checked here."""
+        metrics = getattr(self._tools.registry, "metrics", None)
+        if metrics is None or not (metrics.enabled or metrics.level is not None):
+            return
+        for call in calls:
+            metrics.count(call.name, (), None)
+        for failure in failures:
+            if failure.code.startswith("TSR"):  # a schema's verdict (not a call that could not be read)
+                errors = getattr(failure, "validation", None) or [failure]
+                metrics.count(failure.tool_name or "?", errors, None, turn.correlation_id)
 
     def _over_budget(self, turn: Turn) -> bool:
         budget = self.config.token_budget
