@@ -135,6 +135,8 @@ class Outcomes:
                     "duration_ms": round(attempt.duration_s * 1000, 3),
                     "prompt_tokens": attempt.usage.prompt_tokens,
                     "completion_tokens": attempt.usage.completion_tokens,
+                    # Kinds and counts of the repairs on this attempt's calls that passed (never values).
+                    "repairs": _repair_kinds(reply.assembly.calls),
                 }
             )
 
@@ -236,3 +238,11 @@ class Outcomes:
         if isinstance(error, CircuitOpenError):
             self.stats.count("chats_refused")
         self.stats.chat_failed(turn.model, turn.elapsed())
+
+
+def _repair_kinds(calls: Any) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for call in calls:
+        for r in call.repairs:
+            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+    return kinds
