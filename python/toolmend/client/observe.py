@@ -100,6 +100,9 @@ class Telemetry:
     def attempt(self, chat_span: Any, model: str, attempt: Attempt) -> None:
         """A span for an attempt that has ended (started ``duration_s`` ago), a child of the chat's span."""
         lane = str(attempt.lane)
+        self.attempts.add(1, {"gen_ai.system": self.provider, "gen_ai.request.model": model, "toolmend.lane": lane})
+        if not chat_span.is_recording():  # no tracer provider set up (or this trace not sampled)
+            return
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.system": self.provider,
@@ -125,18 +128,28 @@ class Telemetry:
         if lane != "ok" and lane != "salvaged":
             span.set_attribute("error.type", attempt.error_code or lane)
         span.end(end_time=end)
-        self.attempts.add(1, {"gen_ai.system": self.provider, "gen_ai.request.model": model, "toolmend.lane": lane})
 
     def chat_ended(
         self, span: Any, model: str, seconds: float, usage: Any, attempts: int,
         finish_reason: str | None = None, error: BaseException | None = None,
     ) -> None:
+        if span.is_recording():
+            self._close(span, usage, attempts, finish_reason, error)
+        common = {"gen_ai.operation.name": "chat", "gen_ai.system": self.provider, "gen_ai.request.model": model}
+        if error is not None:
+            common["error.type"] = type(error).__name__
+        self.duration.record(seconds, common)
+        if usage.prompt_tokens:
+            self.tokens.record(usage.prompt_tokens, {**common, "gen_ai.token.type": "input"})
+        if usage.completion_tokens:
+            self.tokens.record(usage.completion_tokens, {**common, "gen_ai.token.type": "output"})
+
+    def _close(self, span: Any, usage: Any, attempts: int, finish_reason: str | None, error: BaseException | None) -> None:
         span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
         span.set_attribute("toolmend.attempts", attempts)
         if finish_reason:
             span.set_attribute("gen_ai.response.finish_reasons", [finish_reason])
-        common = {"gen_ai.operation.name": "chat", "gen_ai.system": self.provider, "gen_ai.request.model": model}
         if error is not None:
             kind = type(error).__name__
             code = getattr(error, "code", None)
@@ -144,10 +157,4 @@ class Telemetry:
             if code:
                 span.set_attribute("toolmend.code", str(code))
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, kind))
-            common = {**common, "error.type": kind}
         span.end()
-        self.duration.record(seconds, common)
-        if usage.prompt_tokens:
-            self.tokens.record(usage.prompt_tokens, {**common, "gen_ai.token.type": "input"})
-        if usage.completion_tokens:
-            self.tokens.record(usage.completion_tokens, {**common, "gen_ai.token.type": "output"})

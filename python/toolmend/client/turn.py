@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Sequence
 
 import orjson
 
@@ -55,8 +55,10 @@ class Turn:
         return "".join(self.texts) + last
 
 
-def merge(kept: Iterable[ToolCall], new: Iterable[ToolCall]) -> list[ToolCall]:
+def merge(kept: Sequence[ToolCall], new: Sequence[ToolCall]) -> list[ToolCall]:
     """Calls kept from earlier attempts, then new ones that are not repeats of them."""
+    if not kept and len(new) < 2:
+        return list(new)  # nothing to compare (the common case: a first reply whose calls passed)
     out = list(kept)
     seen = {(c.name, orjson.dumps(c.arguments, option=orjson.OPT_SORT_KEYS)) for c in out}
     for call in new:
