@@ -125,9 +125,9 @@ def test_a_hook_that_raises_is_logged_and_the_chat_goes_on(
 
 @pytest.fixture(scope="module")
 def otel() -> Any:
-    """An in-memory span exporter and metric reader behind the global providers (set once per process)."""
+    """An in-memory span exporter and metric reader, behind providers handed to each client (the global ones
+    stay as they are)."""
     pytest.importorskip("opentelemetry.sdk")
-    from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
     from opentelemetry.sdk.trace import TracerProvider
@@ -137,12 +137,9 @@ def otel() -> Any:
     exporter = InMemorySpanExporter()
     tracer_provider = TracerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(tracer_provider)
     reader = InMemoryMetricReader()
-    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
-    if trace.get_tracer_provider() is not tracer_provider:
-        pytest.skip("another tracer provider was set in this process")
-    return exporter, reader
+    providers = {"tracer_provider": tracer_provider, "meter_provider": MeterProvider(metric_readers=[reader])}
+    return exporter, reader, providers
 
 
 def metric_totals(reader: Any) -> dict[tuple[str, frozenset[Any]], float]:
@@ -176,10 +173,11 @@ def metric_changes(before: dict[Any, float], after: dict[Any, float]) -> dict[tu
 def test_a_span_per_chat_and_per_attempt_with_gen_ai_names_and_no_argument_values(
     wire: Wire, registry: ToolRegistry, otel: Any
 ) -> None:
-    exporter, reader = otel
+    exporter, reader, providers = otel
     exporter.clear()
     before = metric_totals(reader)
-    result, _ = session(wire, [wire.calls(BAD, prompt_tokens=10, eval_tokens=5), wire.calls(GOOD, prompt_tokens=20, eval_tokens=7)], registry)
+    script = [wire.calls(BAD, prompt_tokens=10, eval_tokens=5), wire.calls(GOOD, prompt_tokens=20, eval_tokens=7)]
+    result, _ = session(wire, script, registry, **providers)
     spans = exporter.get_finished_spans()
     (chat,) = [s for s in spans if s.name == "chat test-model"]
     attempts = sorted((s for s in spans if s.name.startswith("attempt ")), key=lambda s: s.attributes["toolmend.attempt"])
@@ -210,9 +208,9 @@ def test_a_span_per_chat_and_per_attempt_with_gen_ai_names_and_no_argument_value
 def test_a_failed_chat_ends_its_span_with_the_error(wire: Wire, registry: ToolRegistry, otel: Any) -> None:
     from opentelemetry.trace import StatusCode
 
-    exporter, _ = otel
+    exporter, _, providers = otel
     exporter.clear()
-    error, _ = session(wire, [wire.calls(BAD), wire.calls(BAD)], registry, RetryConfig(max_retries=1))
+    error, _ = session(wire, [wire.calls(BAD), wire.calls(BAD)], registry, RetryConfig(max_retries=1), **providers)
     assert isinstance(error, RetryExhaustedError)
     (chat,) = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
     assert chat.status.status_code is StatusCode.ERROR
@@ -222,11 +220,11 @@ def test_a_failed_chat_ends_its_span_with_the_error(wire: Wire, registry: ToolRe
 def test_a_stream_left_early_still_ends_its_span(wire: Wire, registry: ToolRegistry, otel: Any) -> None:
     if not wire.streamed:
         pytest.skip("only a stream can be left before its end")
-    exporter, _ = otel
+    exporter, _, providers = otel
     exporter.clear()
 
     async def go(server: ScriptedOllama) -> None:
-        async with wire.client(server, registry, RetryConfig()) as client:
+        async with wire.client(server, registry, RetryConfig(), **providers) as client:
             stream = client.chat_stream([{"role": "user", "content": "hi"}])
             await stream.__anext__()
             await stream.aclose()

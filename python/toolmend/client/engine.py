@@ -73,6 +73,8 @@ class Engine(Outcomes):
         on_attempt: Hook | None = None,
         on_retry: Hook | None = None,
         on_give_up: Hook | None = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         self.model = model
         # A client made without a config reads the environment (TOOLMEND_*), as RetryConfig.load does.
@@ -96,7 +98,7 @@ class Engine(Outcomes):
         # Requests wait here, not in the connection pool: httpcore's pool does work per queued request when
         # one is cancelled, so a long queue made cancelling cost seconds. A semaphore's queue costs nothing.
         self._slots = asyncio.Semaphore(cfg.max_connections)
-        self._observers = Observers(self.provider, on_attempt, on_retry, on_give_up)
+        self._observers = Observers(self.provider, on_attempt, on_retry, on_give_up, tracer_provider, meter_provider)
 
     @property
     def registry(self) -> Any:

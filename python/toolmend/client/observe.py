@@ -29,13 +29,16 @@ SCOPE = "toolmend"
 class Observers:
     """The hooks and the telemetry of one client."""
 
-    def __init__(self, provider: str, on_attempt: Hook | None, on_retry: Hook | None, on_give_up: Hook | None) -> None:
+    def __init__(
+        self, provider: str, on_attempt: Hook | None, on_retry: Hook | None, on_give_up: Hook | None,
+        tracer_provider: Any = None, meter_provider: Any = None,
+    ) -> None:
         self.provider = provider
         self.on_attempt = on_attempt
         self.on_retry = on_retry
         self.on_give_up = on_give_up
         self.hooked = on_attempt is not None or on_retry is not None or on_give_up is not None
-        self.telemetry = Telemetry.make(provider)
+        self.telemetry = Telemetry.make(provider, tracer_provider, meter_provider)
 
     async def call(self, hook: Hook | None, attempt: Attempt | None, *more: Any) -> None:
         """Runs one hook; an exception in it is logged (with the chat's fields) and goes no further."""
@@ -57,13 +60,14 @@ class Observers:
 class Telemetry:
     """Spans and instruments over the opentelemetry API (whatever provider the program set up)."""
 
-    def __init__(self, provider: str, trace: Any, metrics: Any) -> None:
+    def __init__(self, provider: str, trace: Any, metrics: Any, tracer_provider: Any = None, meter_provider: Any = None) -> None:
         from toolmend import __version__
 
         self.provider = provider
         self._trace = trace
-        self.tracer = trace.get_tracer(SCOPE, __version__)
-        meter = metrics.get_meter(SCOPE, __version__)
+        # None: the providers the program set globally (looked up on use, so one set later still counts).
+        self.tracer = trace.get_tracer(SCOPE, __version__, tracer_provider)
+        meter = metrics.get_meter(SCOPE, __version__, meter_provider)
         self.duration = meter.create_histogram(
             "gen_ai.client.operation.duration", unit="s", description="GenAI operation duration (a whole chat, retries included)"
         )
@@ -75,13 +79,13 @@ class Telemetry:
         )
 
     @classmethod
-    def make(cls, provider: str) -> Telemetry | None:
+    def make(cls, provider: str, tracer_provider: Any = None, meter_provider: Any = None) -> Telemetry | None:
         """Telemetry over opentelemetry-api, or None when it is not installed."""
         try:
             from opentelemetry import metrics, trace
         except ImportError:
             return None
-        return cls(provider, trace, metrics)
+        return cls(provider, trace, metrics, tracer_provider, meter_provider)
 
     def chat_started(self, model: str, correlation_id: str, stream: bool) -> Any:
         span = self.tracer.start_span(

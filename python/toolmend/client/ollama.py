@@ -37,7 +37,9 @@ class OllamaClient(Engine):
     or ``transport`` to bring your own); many chats may run on one client at once. ``sleep``, ``rand`` and
     ``clock`` (the circuit breaker's) are injectable for tests. ``on_attempt(attempt)`` runs after each request,
     ``on_retry(attempt)`` when another follows it, ``on_give_up(attempt, error)`` when a chat that sent a request
-    ends in an error (functions or coroutine functions; one that raises is logged and ignored).
+    ends in an error (functions or coroutine functions; one that raises is logged and ignored). With
+    opentelemetry-api installed, each chat is a span and each attempt a child span, under ``tracer_provider``
+    and ``meter_provider`` (default: the global ones).
     """
 
     provider = "ollama"
@@ -58,12 +60,15 @@ class OllamaClient(Engine):
         on_attempt: Hook | None = None,
         on_retry: Hook | None = None,
         on_give_up: Hook | None = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
         self.host = host if "://" in host else "http://" + host
         super().__init__(
             self.host, model, registry, config, http_client=http_client, transport=transport, sleep=sleep, rand=rand, clock=clock,
             on_attempt=on_attempt, on_retry=on_retry, on_give_up=on_give_up,
+            tracer_provider=tracer_provider, meter_provider=meter_provider,
         )
 
     async def chat(

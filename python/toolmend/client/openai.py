@@ -58,6 +58,8 @@ class OpenAICompatibleClient(Engine):
         on_attempt: Hook | None = None,
         on_retry: Hook | None = None,
         on_give_up: Hook | None = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         base_url = base_url.rstrip("/")
         self.base_url = base_url if "://" in base_url else "http://" + base_url
@@ -68,6 +70,7 @@ class OpenAICompatibleClient(Engine):
             self.base_url, model, registry, config,
             http_client=http_client, transport=transport, sleep=sleep, rand=rand, clock=clock, headers=sent,
             on_attempt=on_attempt, on_retry=on_retry, on_give_up=on_give_up,
+            tracer_provider=tracer_provider, meter_provider=meter_provider,
         )
 
     async def chat(
