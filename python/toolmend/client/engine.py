@@ -243,17 +243,6 @@ class Engine(Outcomes):
                     turn.span, turn.model, turn.elapsed(), turn.usage, len(turn.attempts), turn.finish_reason, turn.error
                 )
 
-    async def _announce(self, turn: Turn, retry: bool = False) -> None:
-        """Runs ``on_attempt`` for the attempts the hooks have not seen, then ``on_retry`` for the last one when
-        another attempt follows."""
-        observers = self._observers
-        new = turn.attempts[turn.announced :]
-        turn.announced = len(turn.attempts)
-        for attempt in new:
-            await observers.call(observers.on_attempt, attempt)
-        if retry and new:
-            await observers.call(observers.on_retry, new[-1])
-
     async def _attempt(
         self, turn: Turn, specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
     ) -> AsyncGenerator[Any, None]:

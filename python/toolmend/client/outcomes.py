@@ -140,6 +140,17 @@ class Outcomes:
                 }
             )
 
+    async def _announce(self, turn: Turn, retry: bool = False) -> None:
+        """Runs ``on_attempt`` for the attempts the hooks have not seen, then ``on_retry`` for the last one when
+        another attempt follows."""
+        observers = self._observers
+        new = turn.attempts[turn.announced :]
+        turn.announced = len(turn.attempts)
+        for attempt in new:
+            await observers.call(observers.on_attempt, attempt)
+        if retry and new:
+            await observers.call(observers.on_retry, new[-1])
+
     def _count_validations(self, turn: Turn, calls: list[ToolCall], failures: list[Any]) -> None:
         """The registry's metrics and failure records (when it keeps them) learn of the calls checked here."""
         metrics = getattr(self._tools.registry, "metrics", None)
