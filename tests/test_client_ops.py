@@ -276,3 +276,22 @@ def test_the_registry_counts_the_calls_a_chat_checked_and_logs_failures_with_its
     assert m["by_tool"] == {"read_file": {"valid": 1, "invalid": 1}} and m["failures_by_code"] == {"TSR-004": 1}
     (record,) = [r for r in caplog.records if r.getMessage().startswith("validation failed")]
     assert (record.levelno, record.correlation_id, record.code) == (logging.INFO, result.correlation_id, "TSR-004")  # type: ignore[attr-defined]
+
+
+def test_without_opentelemetry_nothing_is_recorded_and_chats_run(
+    wire: Wire, registry: ToolRegistry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    for name in [m for m in sys.modules if m == "opentelemetry" or m.startswith("opentelemetry.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)  # import opentelemetry now raises ImportError
+
+    async def go(server: ScriptedOllama) -> Any:
+        async with wire.client(server, registry, RetryConfig()) as client:
+            assert client._observers.telemetry is None
+            return await wire.turn(client)
+
+    with ScriptedOllama([wire.calls(BAD), wire.calls(GOOD)]) as server:
+        result = asyncio.run(go(server))
+    assert [a.lane for a in result.attempts] == ["model", "ok"]
