@@ -222,3 +222,132 @@ def test_parse_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path:
     with pytest.raises(SystemExit) as excinfo:
         main(["parse", "--no-such-flag"])
     assert excinfo.value.code == 2
+
+
+# ---- the client commands: chat, smoke, stats, config show -----------------------------------------------
+
+from ollama_server import ScriptedOllama  # noqa: E402
+from toolmend import cli_ops  # noqa: E402
+from wires import Wire  # noqa: E402
+
+ECHO = {"name": "echo", "arguments": {"text": "smoke test"}, "id": "call_echo"}
+DELETE_BAD = {"name": "delete_file", "arguments": {"path": "/tmp/toolmend-smoke.txt"}, "id": "call_d1"}
+DELETE_OK = {"name": "delete_file", "arguments": {"path": "/tmp/toolmend-smoke.txt", "confirm": "yes-delete-it"}, "id": "call_d2"}
+
+
+def address(provider: str, server: ScriptedOllama) -> list[str]:
+    url = server.url + ("/v1" if provider == "openai" else "")
+    return ["--provider", provider, "--base-url", url] + (["--api-key", "sk-test"] if provider == "openai" else [])
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_chat_speaks_either_provider(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
+    whole = Wire(provider, False)
+    read = {"name": "read_file", "arguments": {"path": "notes.txt"}, "id": "call_r"}
+    with ScriptedOllama([whole.calls({**read, "arguments": {"path": 7}}), whole.calls(read)]) as server:
+        status = main(["chat", "--model", "m", "--message", "read notes.txt", "--tools", str(TOOLS), *address(provider, server)])
+        request = server.requests[0]
+    out = capsys.readouterr().out
+    assert status == 0
+    assert request["path"] == whole.path and request["json"]["model"] == "m"
+    assert "call 0 read_file [call_r]" in out and '{"path": "notes.txt"}' in out
+    assert "attempt 1: model HTTP 200 TSR-004" in out and "attempt 2: ok HTTP 200" in out
+
+
+def test_chat_with_openai_needs_a_base_url(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit, match="--base-url"):
+        main(["chat", "--provider", "openai", "--model", "m", "--message", "hi"])
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_smoke_prints_a_pass_line_per_lane(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
+    whole, streamed = Wire(provider, False), Wire(provider, True)
+    script = [
+        whole.calls(ECHO),
+        streamed.calls(ECHO, text="Echoing. "),
+        whole.calls(DELETE_BAD),
+        whole.calls(DELETE_OK),
+        whole.error(404, f"model '{cli_ops.SMOKE_MISSING_MODEL}' not found"),
+    ]
+    with ScriptedOllama(script) as server:
+        status = main(["smoke", "--model", "m", *address(provider, server)])
+        models = [r["json"]["model"] for r in server.requests]
+        streams = [r["json"]["stream"] for r in server.requests]
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 0
+    assert lines == [
+        "pass  ok (chat): ok, echo {'text': 'smoke test'}",
+        "pass  ok (stream): ok, 1 call(s) streamed",
+        "pass  model (reflection): model -> ok, reflected and corrected",
+        "pass  fatal (unknown model): fatal, HTTP 404 as expected",
+        "4 of 4 checks passed",
+    ]
+    assert models == ["m"] * 4 + [cli_ops.SMOKE_MISSING_MODEL] and streams == [False, True, False, False, False]
+
+
+def test_smoke_fails_a_check_the_server_does_not_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    whole, streamed = Wire("ollama", False), Wire("ollama", True)
+    script = [
+        whole.calls(text="I cannot call tools."),
+        streamed.calls(ECHO),
+        whole.calls(DELETE_OK),
+        whole.calls(ECHO),  # a server that answers any model name
+    ]
+    with ScriptedOllama(script) as server:
+        status = main(["smoke", "--model", "m", *address("ollama", server)])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 1
+    assert lines[0].startswith("FAIL  ok (chat): AssertionError: no echo call came back")
+    assert lines[1].startswith("pass  ok (stream)")
+    assert lines[2] == "pass  model (reflection): ok (the model got it right at once: no reflection was needed)"
+    assert lines[3].startswith("FAIL  fatal (unknown model): AssertionError")
+    assert lines[4] == "2 of 4 checks passed"
+
+
+def test_stats_of_an_audit_file_written_by_real_chats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    audit = tmp_path / "audit.jsonl"
+    config = tmp_path / "toolmend.toml"
+    config.write_text(f'[tool_call]\naudit_path = "{audit}"\nmax_retries = 1\n')
+    whole = Wire("ollama", False)
+    read = {"name": "read_file", "arguments": {"path": "a.txt"}}
+    script = [
+        whole.calls(read),  # first try
+        whole.calls({"name": "read_file", "arguments": "{'path': 'b.txt',}"}),  # repaired
+        whole.calls({**read, "arguments": {"path": 1}}), whole.calls(read),  # retried
+        whole.calls({**read, "arguments": {"path": 1}}), whole.calls({**read, "arguments": {"path": 2}}),  # failed
+    ]
+    with ScriptedOllama(script) as server:
+        argv = ["chat", "--model", "m", "--message", "x", "--tools", str(TOOLS), "--config", str(config), *address("ollama", server)]
+        assert [main(argv) for _ in range(4)] == [0, 0, 0, 1]
+    capsys.readouterr()
+    assert main(["stats", str(audit)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "6 attempts in 4 chats"
+    assert lines[1] == "succeeded 75.0% (first try 25.0%, repaired 25.0%, retried 25.0%), failed 25.0%"
+    assert lines[2] == "repairs: single_quotes 2, trailing_comma 1"
+    assert main(["stats", "--json", str(audit)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["chats"], summary["succeeded"], summary["failed"]) == (4, 3, 1)
+    assert summary["repairs"] == {"single_quotes": 2, "trailing_comma": 1}
+
+
+def test_config_show_says_where_each_setting_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "toolmend.toml"
+    config.write_text("[tool_call]\nmax_retries = 5\nretry_delay_ms = 250\n")
+    monkeypatch.setenv("TOOLMEND_RETRY_DELAY_MS", "300")
+    monkeypatch.setenv("TOOLMEND_DEADLINE_S", "60")
+    assert main(["config", "show", "--config", str(config), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["max_retries"] == {"value": 5, "source": f"file {config}"}
+    assert shown["retry_delay_ms"] == {"value": 300, "source": "environment TOOLMEND_RETRY_DELAY_MS"}
+    assert shown["deadline_s"] == {"value": 60.0, "source": "environment TOOLMEND_DEADLINE_S"}
+    assert shown["backoff_cap_ms"] == {"value": 10000, "source": "default"}
+    assert main(["config", "show", "--config", str(config)]) == 0
+    table = {line.split()[0]: line.split(None, 2)[1:] for line in capsys.readouterr().out.splitlines()}
+    assert table["max_retries"] == ["5", f"file {config}"]
+    assert table["retry_prompt_template"] == ["(built", "in)  default"]
+    monkeypatch.setenv("TOOLMEND_MAX_RETRIES", "eleven")
+    assert main(["config", "show"]) == 2
+    assert "max_retries" in capsys.readouterr().err

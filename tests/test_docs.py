@@ -16,6 +16,8 @@ The pages follow these conventions, and this test holds them to it:
   It answers the block's /api/chat requests with the files, in order: a ``.json`` file is one reply
   body, a ``.ndjson`` file one streamed reply (a line per JSON value). The block is then exactly
   what a user runs against a real Ollama, and no network is used.
+- ``; requires: MODULE`` at the end of an ``ollama-replies`` directive runs the block only where MODULE can be
+  imported (an optional dependency the test extras install, such as ``opentelemetry.sdk``).
 - ``<!-- no-run: REASON -->`` on the line before a block skips it. Only for a block that truly
   cannot run here; the reason is required.
 
@@ -25,6 +27,7 @@ Output must be deterministic: examples print no call ids generated at random, no
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -114,7 +117,7 @@ def run_block(block: Block, namespace: dict[str, Any], page: Path, monkeypatch: 
     out = io.StringIO()
     with contextlib.ExitStack() as stack:
         if block.directive and block.directive[0] == "ollama-replies":
-            server = stack.enter_context(ScriptedOllama(replies(block.directive[1])))
+            server = stack.enter_context(ScriptedOllama(replies(block.directive[1].partition("; requires:")[0])))
             monkeypatch.setenv("OLLAMA_HOST", server.url)
         stack.enter_context(contextlib.redirect_stdout(out))
         exec(code, namespace)
@@ -132,6 +135,12 @@ def test_examples_run_and_print_what_the_page_shows(page: Path, monkeypatch: pyt
         if block.directive and block.directive[0] == "no-run":
             assert block.directive[1], f"{where}: no-run needs a reason"
             continue
+        required = block.directive[1].partition("; requires:")[2].strip() if block.directive else ""
+        if required:
+            try:
+                importlib.import_module(required)
+            except ImportError:
+                continue  # an optional dependency not installed here
         printed = run_block(block, namespace, page, monkeypatch)
         if block.output is None:
             assert printed == "", f"{where}: the block prints, but no ```text block shows it:\n{printed}"

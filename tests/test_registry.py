@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from pathlib import Path
@@ -396,3 +397,80 @@ def test_listing_is_kept_until_a_tool_is_added_and_its_schemas_are_fresh_copies(
     registry.register("d", schema, category="x")
     assert registry.tools() is not listing
     assert [t.name for t in registry.tools("x")] == ["a2", "b", "d"]
+
+# ---- metrics and failure records ------------------------------------------------------------------------
+
+POINT = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+
+
+def test_metrics_count_validations_by_tool_and_outcome_and_reset() -> None:
+    reg = ToolRegistry(metrics=True)
+    reg.register("point", POINT)
+    reg.register("other", {"type": "object"})
+    assert reg.metrics()["validations"] == 0 and reg.metrics()["tools"] == 2
+    reg.validate("point", {"x": 1})
+    assert not reg.try_validate("point", {"x": "one"}).ok
+    assert reg.try_validate("other", {}).ok
+    with pytest.raises(toolmend.ValidationError):
+        reg.validate("point", {})
+    with pytest.raises(toolmend.UnknownToolError):
+        reg.validate("nope", {})
+    m = reg.metrics()
+    assert (m["validations"], m["valid"], m["invalid"]) == (5, 2, 3)
+    assert m["by_tool"] == {"point": {"valid": 1, "invalid": 2}, "other": {"valid": 1, "invalid": 0}, "nope": {"valid": 0, "invalid": 1}}
+    assert m["failures_by_code"] == {"TSR-004": 1, "TSR-003": 1, "TSR-001": 1}
+    assert sum(m["latency"].values()) == 5 and list(m["latency"])[-1] == "<=inf"
+    m["by_tool"]["point"]["valid"] = 99  # a snapshot: changing it changes nothing
+    assert reg.metrics()["by_tool"]["point"]["valid"] == 1
+    reg.metrics.reset()
+    after = reg.metrics()
+    assert (after["validations"], after["by_tool"], after["failures_by_code"], after["tools"]) == (0, {}, {}, 2)
+    assert sum(after["latency"].values()) == 0
+
+
+def test_a_registry_made_without_metrics_keeps_rusts_own_methods() -> None:
+    reg = ToolRegistry()
+    reg.register("point", POINT)
+    reg.validate("point", {"x": 1})
+    assert "validate" not in vars(reg) and "try_validate" not in vars(reg)
+    assert reg.metrics()["validations"] == 0 and reg.metrics()["enabled"] is False
+
+
+@pytest.mark.parametrize("include", [False, True])
+def test_failures_are_logged_at_the_configured_level_with_the_correlation_id(
+    caplog: pytest.LogCaptureFixture, include: bool
+) -> None:
+    from toolmend.registry_metrics import correlation_id
+
+    reg = ToolRegistry(validation_failure_log_level="warning", include_actual_values=include)
+    reg.register("point", POINT)
+    token = correlation_id.set("c0ffee")
+    try:
+        with caplog.at_level(logging.DEBUG, logger="toolmend"):
+            reg.try_validate("point", {"x": "secret-ish"})
+            reg.validate("point", {"x": 2})
+    finally:
+        correlation_id.reset(token)
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("validation failed")]
+    assert record.levelno == logging.WARNING
+    assert (record.correlation_id, record.tool, record.code) == ("c0ffee", "point", "TSR-004")  # type: ignore[attr-defined]
+    message = record.getMessage()
+    assert "TSR-004 at /x expected integer" in message and "(correlation: c0ffee)" in message
+    assert ("got string" in message) is include
+    assert reg.metrics()["validations"] == 0  # logging alone counts nothing
+    with pytest.raises(ValueError, match="validation_failure_log_level"):
+        ToolRegistry(validation_failure_log_level="LOUD")
+
+
+def test_from_file_takes_the_failure_records_of_the_tool_registry_section(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("yaml")
+    config = tmp_path / "config.yml"
+    config.write_text(
+        "tool_registry:\n  validation_failure_log_level: ERROR\n  include_actual_values: true\n  custom_tools:\n"
+        "    - name: point\n      parameters: {type: object, properties: {x: {type: integer}}}\n"
+    )
+    reg = ToolRegistry.from_file(config)
+    with caplog.at_level(logging.DEBUG, logger="toolmend"):
+        assert not reg.try_validate("point", {"x": "a"}).ok
+    (record,) = [r for r in caplog.records if r.getMessage().startswith("validation failed")]
+    assert record.levelno == logging.ERROR and "got string" in record.getMessage()

@@ -1,4 +1,5 @@
-"""The toolmend command line: `toolmend repair`, `parse`, `tools list|show`, `validate`, `chat`, `stats`, `bench`."""
+"""The toolmend command line: `toolmend repair`, `parse`, `tools list|show`, `validate`, `chat`, `stats`, `config show`,
+`smoke`, `bench`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Sequence
 
+from toolmend import cli_ops
 from toolmend.errors import UnknownToolError
 from toolmend._limits import DEFAULT_LIMITS
 from toolmend._repair import RepairError, repair, repair_many
@@ -219,19 +221,21 @@ def _parse_command(args: argparse.Namespace) -> int:
 def _chat_command(args: argparse.Namespace) -> int:
     import asyncio
 
+    from toolmend import cli_ops
+    from toolmend.client import Done, TextDelta, ToolCallCompleted, ToolCallFailed
     from toolmend.config import RetryConfig
     from toolmend.errors import ModelHTTPError, RetryExhaustedError
-    from toolmend.ollama import OllamaClient
 
-    registry = _load_tools(args.tools)
-    if registry is None:
-        return EXIT_USAGE
+    registry = None
+    if args.tools:
+        registry = _load_tools(args.tools)
+        if registry is None:
+            return EXIT_USAGE
     config = RetryConfig.load(args.config) if args.config else RetryConfig.load()
+    messages = [{"role": "user", "content": args.message}]
 
-    async def streamed(client: OllamaClient) -> object:
-        from toolmend.ollama import Done, TextDelta, ToolCallCompleted, ToolCallFailed
-
-        async for event in client.chat_stream([{"role": "user", "content": args.message}]):
+    async def streamed(client: object) -> object:
+        async for event in client.chat_stream(messages):  # type: ignore[attr-defined]
             if isinstance(event, TextDelta):
                 print(event.text, end="", flush=True)
             elif isinstance(event, ToolCallCompleted):
@@ -244,13 +248,13 @@ def _chat_command(args: argparse.Namespace) -> int:
         raise RuntimeError("stream ended without Done")
 
     async def turn() -> int:
-        async with OllamaClient(args.host, args.model, registry, config) as client:
+        async with cli_ops.make_client(args, registry, config) as client:
             try:
                 if args.stream:
                     result = await streamed(client)
                     _print_attempts(result.attempts)  # type: ignore[attr-defined]
                     return EXIT_OK
-                result = await client.chat([{"role": "user", "content": args.message}])
+                result = await client.chat(messages)
             except RetryExhaustedError as e:
                 print(f"toolmend: {e} (correlation {e.correlation_id})", file=sys.stderr)
                 _print_attempts(e.attempts)
@@ -279,35 +283,6 @@ def _print_attempts(attempts: Sequence[object]) -> None:
             + (f" {a.error_code}" if a.error_code else "")  # type: ignore[attr-defined]
             + (f", waited {a.delay_s:.3f}s" if a.delay_s else "")  # type: ignore[attr-defined]
         )
-
-
-def _stats_command(args: argparse.Namespace) -> int:
-    try:
-        with open(args.file, "rb") as f:
-            lines = [json.loads(line) for line in f if line.strip()]
-    except (OSError, ValueError) as e:
-        print(f"toolmend: cannot read {args.file}: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    chats = {line.get("correlation_id") for line in lines}
-    print(f"{len(lines)} attempts in {len(chats)} chats")
-    rows: list[tuple[str, str]] = []
-    for field in ("model", "lane", "code"):
-        counts: dict[str, int] = {}
-        for line in lines:
-            key = str(line.get(field) or "-")
-            counts[key] = counts.get(key, 0) + 1
-        rows += [(f"{field} {k}", str(v)) for k, v in sorted(counts.items(), key=lambda kv: -kv[1])]
-    durations = sorted(float(line.get("duration_ms") or 0) for line in lines)
-    if durations:
-        pick = lambda q: durations[min(len(durations) - 1, int(q * len(durations)))]  # noqa: E731
-        rows.append(("latency p50 / p95 / max (ms)", f"{pick(0.5):.1f} / {pick(0.95):.1f} / {durations[-1]:.1f}"))
-    prompt = sum(int(line.get("prompt_tokens") or 0) for line in lines)
-    completion = sum(int(line.get("completion_tokens") or 0) for line in lines)
-    rows.append(("tokens prompt + completion", f"{prompt} + {completion}"))
-    width = max(len(r[0]) for r in rows)
-    for name, value in rows:
-        print(f"{name.ljust(width)}  {value}")
-    return EXIT_OK
 
 
 def _bench_command(args: argparse.Namespace) -> int:
@@ -344,17 +319,26 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--tools", metavar="FILE", help="validate against this tools file: JSON, TOML or YAML")
     parse.add_argument("--json", action="store_true", help="print a machine-readable report")
     parse.set_defaults(run=_parse_command)
-    chat = commands.add_parser("chat", help="run one turn against a running Ollama and print the tool calls")
+    chat = commands.add_parser("chat", help="run one turn against a running server and print the tool calls")
     chat.add_argument("--model", required=True)
     chat.add_argument("--message", required=True)
-    chat.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
-    chat.add_argument("--host", default=None, help="Ollama address (default: OLLAMA_HOST or 127.0.0.1:11434)")
-    chat.add_argument("--config", default=None, metavar="FILE", help=".agent/config.yml or toolmend.toml")
+    chat.add_argument("--tools", default=None, metavar="FILE", help="tools file: JSON, TOML or YAML")
     chat.add_argument("--stream", action="store_true", help="print text and calls as they arrive")
+    cli_ops.add_client_options(chat)
     chat.set_defaults(run=_chat_command)
-    stats = commands.add_parser("stats", help="summarise an audit file of the Ollama client (JSON lines)")
+    stats = commands.add_parser("stats", help="success, repair and retry rates from a client's audit file (JSON lines)")
     stats.add_argument("file", metavar="AUDIT.jsonl")
-    stats.set_defaults(run=_stats_command)
+    stats.add_argument("--json", action="store_true", help="print the summary as JSON")
+    stats.set_defaults(run=cli_ops.stats)
+    config = commands.add_parser("config", help="the client settings in effect, and where each came from")
+    config.add_argument("action", choices=["show"])
+    config.add_argument("--config", default=None, metavar="FILE", help=".agent/config.yml or toolmend.toml")
+    config.add_argument("--json", action="store_true", help="print the settings as JSON")
+    config.set_defaults(run=cli_ops.config_show)
+    smoke = commands.add_parser("smoke", help="one turn per lane against a live server; a pass/fail line each")
+    smoke.add_argument("--model", required=True)
+    cli_ops.add_client_options(smoke)
+    smoke.set_defaults(run=cli_ops.smoke)
     bench = commands.add_parser("bench", help="time toolmend against the peers installed here")
     bench.add_argument("--quick", action="store_true", help="fewer rounds, smaller inputs")
     bench.set_defaults(run=_bench_command)

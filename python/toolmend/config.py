@@ -237,3 +237,30 @@ def _from_file(path: str | os.PathLike[str]) -> Mapping[str, Any]:
     data = yaml.safe_load(text) or {}
     section = data.get("model", {}).get("providers", {}).get("ollama", {}).get("tool_call", {})
     return dict(section or {})
+
+
+def sources(path: str | os.PathLike[str] | None = None) -> list[tuple[str, Any, str]]:
+    """Each setting of ``RetryConfig.load(path)`` with where its value came from: ``default``, ``file PATH``
+    or ``environment TOOLMEND_NAME`` (the environment wins over the file, as in ``load``)."""
+    config = RetryConfig.load(path)
+    from_file: Mapping[str, Any] = {}
+    if path is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # load() has said it already
+            from_file = _new_names(_from_file(path), "key", ValueError)
+    renamed_from = {new: old for old, new in RENAMED_FIELDS.items()}
+    out = []
+    for field in dataclasses.fields(RetryConfig):
+        name = field.name
+        env = next(
+            (f"TOOLMEND_{n.upper()}" for n in (name, renamed_from.get(name)) if n and f"TOOLMEND_{n.upper()}" in os.environ),
+            None,
+        )
+        if env is not None:
+            where = f"environment {env}"
+        elif name in from_file:
+            where = f"file {os.fspath(path)}"  # type: ignore[arg-type]
+        else:
+            where = "default"
+        out.append((name, getattr(config, name), where))
+    return out

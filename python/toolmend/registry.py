@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar, overload
 from toolmend import _core
 from toolmend._core import FieldError, ToolInfo, ValidationResult
 from toolmend.errors import SchemaError
+from toolmend.registry_metrics import RegistryMetrics, instrument, log_level
 from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_spec
 
 __all__ = ["FieldError", "SkippedTool", "ToolInfo", "ToolRegistry", "ToolSpec", "ValidationResult", "function_schema"]
@@ -47,6 +48,30 @@ class ToolRegistry(_core.ToolRegistry):
 
     #: Tools of the last `from_file` that were left out, with why.
     skipped: tuple[SkippedTool, ...] = ()
+
+    #: ``registry.metrics()``: validations by tool and outcome, failures by code, a latency histogram and the
+    #: number of tools (a snapshot); ``registry.metrics.reset()``. Counted when made with ``metrics=True``.
+    metrics: RegistryMetrics
+
+    def __new__(
+        cls,
+        strict: bool = True,
+        *,
+        metrics: bool = False,
+        validation_failure_log_level: int | str | None = None,
+        include_actual_values: bool = False,
+        **limits: int,
+    ) -> ToolRegistry:
+        """``metrics=True`` counts and times every validation (``registry.metrics()``);
+        ``validation_failure_log_level`` (a level or its name) logs each failed validation on the ``toolmend``
+        logger, with the field errors' codes, paths and expected types, and their actual values only with
+        ``include_actual_values``. Both off by default: they cost more than a small validation."""
+        registry = super().__new__(cls, strict, **limits)
+        level = log_level(validation_failure_log_level)
+        registry.metrics = RegistryMetrics(registry.__len__, metrics, level, include_actual_values)
+        if metrics or level is not None:
+            instrument(registry, registry.metrics, _core.ToolRegistry.validate, _core.ToolRegistry.try_validate)
+        return registry
 
     def register(  # type: ignore[override]
         self,
@@ -151,9 +176,13 @@ class ToolRegistry(_core.ToolRegistry):
         is refused (TSR-006), never opened up. A broken tool does not stop the others: it is logged and
         listed in ``skipped``.
         """
-        registry = cls(strict)
+        config = _read_config(path)
+        section = config.get("tool_registry") if isinstance(config, Mapping) else None
+        # The failure records of .agent/config.yml's tool_registry section apply to the registry it lists.
+        settings = {k: section[k] for k in _LOG_SETTINGS if isinstance(section, Mapping) and section.get(k) is not None}
+        registry = cls(strict, **settings)
         skipped: list[SkippedTool] = []
-        for entry in _tool_entries(_read_config(path)):
+        for entry in _tool_entries(config):
             name = str(entry.get("name", ""))
             if entry.get("enabled", True) is False:
                 skipped.append(SkippedTool(name, "disabled"))
@@ -167,6 +196,9 @@ class ToolRegistry(_core.ToolRegistry):
         registry.skipped = tuple(skipped)
         logger.info("tool registry from %s: %d tools (%d skipped)", os.fspath(path), len(registry), len(skipped))
         return registry
+
+
+_LOG_SETTINGS = ("validation_failure_log_level", "include_actual_values")
 
 
 def _read_config(path: str | os.PathLike[str]) -> Any:

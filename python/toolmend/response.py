@@ -49,10 +49,13 @@ def parse_response(
         max_depth=max_depth,
         timeout_ms=timeout_ms,
     )
-    if not result.ok and logger.isEnabledFor(logging.WARNING):
-        # Codes and tool names only: argument values are logged at DEBUG at most.
-        logger.warning(
+    if not result.ok and logger.isEnabledFor(logging.DEBUG):
+        # DEBUG: the refusal is returned as a value, which the caller handles; a WARNING here would report
+        # every model mistake twice. Codes and tool names only, never argument values.
+        codes = [e.code for e in result.errors]
+        logger.debug(
             "tool calls refused: %s",
             ", ".join(f"{e.code} ({loggable(e.tool_name or '?', 64)})" for e in result.errors[:20]),
+            extra={"code": codes[0], "codes": codes, "tool_names": [e.tool_name for e in result.errors[:20]]},
         )
     return result

@@ -35,6 +35,7 @@ from toolmend.client.exchange import Reply, ReplyTooLarge, json_or_none, left, r
 from toolmend.client.history import Form, well_formed
 from toolmend.client.ledger import AuditLog, Stats
 from toolmend.client.limits import repair_limits
+from toolmend.client.observe import Hook, Observers
 from toolmend.client.outcomes import Outcomes
 from toolmend.client.reflection import FailedCall, raw_reflection, reflection_messages
 from toolmend.client.toolset import Toolset
@@ -69,6 +70,11 @@ class Engine(Outcomes):
         rand: Callable[[], float],
         clock: Callable[[], float],
         headers: Mapping[str, str] | None = None,
+        on_attempt: Hook | None = None,
+        on_retry: Hook | None = None,
+        on_give_up: Hook | None = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         self.model = model
         # A client made without a config reads the environment (TOOLMEND_*), as RetryConfig.load does.
@@ -92,6 +98,7 @@ class Engine(Outcomes):
         # Requests wait here, not in the connection pool: httpcore's pool does work per queued request when
         # one is cancelled, so a long queue made cancelling cost seconds. A semaphore's queue costs nothing.
         self._slots = asyncio.Semaphore(cfg.max_connections)
+        self._observers = Observers(self.provider, on_attempt, on_retry, on_give_up, tracer_provider, meter_provider)
 
     @property
     def registry(self) -> Any:
@@ -131,6 +138,10 @@ class Engine(Outcomes):
         cfg = self.config
         turn = Turn(well_formed(messages, self.provider, repair=cfg.enable_auto_repair, limits=self._limits), self.model, 0.0)
         turn.deadline = turn.started + cfg.deadline_s
+        observers = self._observers
+        hooked = observers.hooked
+        if observers.telemetry is not None:
+            turn.span = observers.telemetry.chat_started(turn.model, turn.correlation_id, stream)
         try:
             if self._audit is not None:
                 self._audit.open()
@@ -152,14 +163,19 @@ class Engine(Outcomes):
                 assert reply is not None
                 turn.usage = turn.usage + reply.usage
                 turn.last_response = reply.response()
+                turn.finish_reason = reply.finish_reason
                 lane = self._lane(turn, reply)
                 if lane in (lanes.TRANSPORT, lanes.REJECTED):
-                    await self._sleep(self._retry(turn, reply, lane))
+                    delay = self._retry(turn, reply, lane)
+                    if hooked:
+                        await self._announce(turn, retry=True)
+                    await self._sleep(delay)
                     self._check_deadline(turn)
                     continue
                 turn.transport_failures = 0
                 asm = reply.assembly
                 calls, failures = list(asm.calls), list(asm.errors)
+                self._count_validations(turn, calls, failures)
                 refused: FailedCall | None = None
                 if lane == lanes.MODEL:  # the server's own parser refused the call
                     raw = lanes.raw_call_text(reply.error_text or "")
@@ -168,7 +184,10 @@ class Engine(Outcomes):
                         for call in salvaged.calls:
                             yield ToolCallCompleted(call)
                         self._note(turn, lanes.SALVAGED, reply)
-                        yield Done(self._succeed(turn, reply, calls + list(salvaged.calls)))
+                        result = self._succeed(turn, reply, calls + list(salvaged.calls))
+                        if hooked:
+                            await self._announce(turn)
+                        yield Done(result)
                         return
                     error_text = reply.error_text or ""
                     refused = FailedCall("TLP-004", error_text, None, raw if raw is not None else error_text, -1)
@@ -177,7 +196,10 @@ class Engine(Outcomes):
                     for event in held:
                         yield event
                     self._note(turn, lanes.OK, reply)
-                    yield Done(self._succeed(turn, reply, calls))
+                    result = self._succeed(turn, reply, calls)
+                    if hooked:
+                        await self._announce(turn)
+                    yield Done(result)
                     return
                 # The failed calls are reflected; what passed is handed out now, and kept.
                 for event in held:
@@ -201,13 +223,25 @@ class Engine(Outcomes):
                         turn.reflections, cfg.max_retries, loggable(failure.tool_name or "?"), turn.correlation_id,
                         failure.code, lane=lanes.MODEL, code=failure.code,
                     )
+                if hooked:
+                    await self._announce(turn, retry=True)
                 self._check_deadline(turn)
         except ToolmendError as error:
+            turn.error = error
             self._failed(turn, error)
+            if hooked:
+                await self._announce(turn)
+                await observers.call(observers.on_give_up, turn.attempts[-1] if turn.attempts else None, error)
             raise
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as error:
+            turn.error = error
             self.stats.count("chats_cancelled")
             raise
+        finally:
+            if turn.span is not None:
+                observers.telemetry.chat_ended(
+                    turn.span, turn.model, turn.elapsed(), turn.usage, len(turn.attempts), turn.finish_reason, turn.error
+                )
 
     async def _attempt(
         self, turn: Turn, specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool

@@ -50,6 +50,9 @@ class Attempt:
     delay_s: float
     usage: Usage
     duration_s: float
+    #: The chat this attempt belongs to, and the model asked (for hooks and telemetry, which see attempts alone).
+    correlation_id: str = ""
+    model: str = ""
 
 
 #: Upper bounds of the latency buckets, in milliseconds (the last one is open).

@@ -22,6 +22,7 @@ from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, json_or_none, lines
 from toolmend.client.ledger import Usage
+from toolmend.client.observe import Hook
 from toolmend.config import RetryConfig
 from toolmend.registry import ToolRegistry
 
@@ -34,7 +35,11 @@ class OllamaClient(Engine):
     ``host`` defaults to ``$OLLAMA_HOST`` or 127.0.0.1:11434; ``config`` to ``RetryConfig.load()`` (the
     environment's TOOLMEND_* settings). One httpx.AsyncClient is reused for every chat (pass ``http_client``
     or ``transport`` to bring your own); many chats may run on one client at once. ``sleep``, ``rand`` and
-    ``clock`` (the circuit breaker's) are injectable for tests.
+    ``clock`` (the circuit breaker's) are injectable for tests. ``on_attempt(attempt)`` runs after each request,
+    ``on_retry(attempt)`` when another follows it, ``on_give_up(attempt, error)`` when a chat that sent a request
+    ends in an error (functions or coroutine functions; one that raises is logged and ignored). With
+    opentelemetry-api installed, each chat is a span and each attempt a child span, under ``tracer_provider``
+    and ``meter_provider`` (default: the global ones).
     """
 
     provider = "ollama"
@@ -52,11 +57,18 @@ class OllamaClient(Engine):
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         rand: Callable[[], float] = random.random,
         clock: Callable[[], float] = time.monotonic,
+        on_attempt: Hook | None = None,
+        on_retry: Hook | None = None,
+        on_give_up: Hook | None = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         host = (host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST).rstrip("/")
         self.host = host if "://" in host else "http://" + host
         super().__init__(
-            self.host, model, registry, config, http_client=http_client, transport=transport, sleep=sleep, rand=rand, clock=clock
+            self.host, model, registry, config, http_client=http_client, transport=transport, sleep=sleep, rand=rand, clock=clock,
+            on_attempt=on_attempt, on_retry=on_retry, on_give_up=on_give_up,
+            tracer_provider=tracer_provider, meter_provider=meter_provider,
         )
 
     async def chat(

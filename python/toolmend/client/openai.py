@@ -25,6 +25,7 @@ from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, json_or_none, lines
 from toolmend.client.ledger import Usage
+from toolmend.client.observe import Hook
 from toolmend.config import RetryConfig
 from toolmend.registry import ToolRegistry
 
@@ -54,6 +55,11 @@ class OpenAICompatibleClient(Engine):
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         rand: Callable[[], float] = random.random,
         clock: Callable[[], float] = time.monotonic,
+        on_attempt: Hook | None = None,
+        on_retry: Hook | None = None,
+        on_give_up: Hook | None = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         base_url = base_url.rstrip("/")
         self.base_url = base_url if "://" in base_url else "http://" + base_url
@@ -63,6 +69,8 @@ class OpenAICompatibleClient(Engine):
         super().__init__(
             self.base_url, model, registry, config,
             http_client=http_client, transport=transport, sleep=sleep, rand=rand, clock=clock, headers=sent,
+            on_attempt=on_attempt, on_retry=on_retry, on_give_up=on_give_up,
+            tracer_provider=tracer_provider, meter_provider=meter_provider,
         )
 
     async def chat(

@@ -31,6 +31,8 @@ class Outcomes:
     _backoff: lanes.Backoff
     _breaker: Any
     _limits: Any
+    _observers: Any
+    _tools: Any
 
     def _lane(self, turn: Turn, reply: Reply) -> str:
         """TRANSPORT, REJECTED, MODEL or REPLY; raises what ends the chat at once (a fatal status, a reply that
@@ -112,9 +114,13 @@ class Outcomes:
 
     def _note(self, turn: Turn, lane: str, reply: Reply, code: str | None = None, delay: float = 0.0) -> None:
         """Adds an attempt to the chat's ledger, the client's stats and the audit file."""
-        attempt = Attempt(len(turn.attempts) + 1, lane, reply.status, code, delay, reply.usage, reply.duration_s)
+        attempt = Attempt(
+            len(turn.attempts) + 1, lane, reply.status, code, delay, reply.usage, reply.duration_s, turn.correlation_id, turn.model
+        )
         turn.attempts.append(attempt)
         self.stats.attempt(turn.model, attempt)
+        if turn.span is not None:
+            self._observers.telemetry.attempt(turn.span, turn.model, attempt)
         if self._audit is not None:
             self._audit.write(
                 {
@@ -129,8 +135,33 @@ class Outcomes:
                     "duration_ms": round(attempt.duration_s * 1000, 3),
                     "prompt_tokens": attempt.usage.prompt_tokens,
                     "completion_tokens": attempt.usage.completion_tokens,
+                    # Kinds and counts of the repairs on this attempt's calls that passed (never values).
+                    "repairs": _repair_kinds(reply.assembly.calls),
                 }
             )
+
+    async def _announce(self, turn: Turn, retry: bool = False) -> None:
+        """Runs ``on_attempt`` for the attempts the hooks have not seen, then ``on_retry`` for the last one when
+        another attempt follows."""
+        observers = self._observers
+        new = turn.attempts[turn.announced :]
+        turn.announced = len(turn.attempts)
+        for attempt in new:
+            await observers.call(observers.on_attempt, attempt)
+        if retry and new:
+            await observers.call(observers.on_retry, new[-1])
+
+    def _count_validations(self, turn: Turn, calls: list[ToolCall], failures: list[Any]) -> None:
+        """The registry's metrics and failure records (when it keeps them) learn of the calls checked here."""
+        metrics = getattr(self._tools.registry, "metrics", None)
+        if metrics is None or not (metrics.enabled or metrics.level is not None):
+            return
+        for call in calls:
+            metrics.count(call.name, (), None)
+        for failure in failures:
+            if failure.code.startswith("TSR"):  # a schema's verdict (not a call that could not be read)
+                errors = getattr(failure, "validation", None) or [failure]
+                metrics.count(failure.tool_name or "?", errors, None, turn.correlation_id)
 
     def _over_budget(self, turn: Turn) -> bool:
         budget = self.config.token_budget
@@ -218,3 +249,11 @@ class Outcomes:
         if isinstance(error, CircuitOpenError):
             self.stats.count("chats_refused")
         self.stats.chat_failed(turn.model, turn.elapsed())
+
+
+def _repair_kinds(calls: Any) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for call in calls:
+        for r in call.repairs:
+            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+    return kinds

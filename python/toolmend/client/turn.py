@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Sequence
 
 import orjson
 
@@ -37,6 +37,11 @@ class Turn:
     shown: bool = False
     #: What the last attempt brought back (an error's ``response``).
     last_response: Any = None
+    #: The chat's OpenTelemetry span (None without opentelemetry), and how many attempts the hooks have seen.
+    span: Any = None
+    announced: int = 0
+    finish_reason: str | None = None
+    error: BaseException | None = None
 
     @property
     def number(self) -> int:
@@ -50,8 +55,10 @@ class Turn:
         return "".join(self.texts) + last
 
 
-def merge(kept: Iterable[ToolCall], new: Iterable[ToolCall]) -> list[ToolCall]:
+def merge(kept: Sequence[ToolCall], new: Sequence[ToolCall]) -> list[ToolCall]:
     """Calls kept from earlier attempts, then new ones that are not repeats of them."""
+    if not kept and len(new) < 2:
+        return list(new)  # nothing to compare (the common case: a first reply whose calls passed)
     out = list(kept)
     seen = {(c.name, orjson.dumps(c.arguments, option=orjson.OPT_SORT_KEYS)) for c in out}
     for call in new:
