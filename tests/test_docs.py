@@ -16,6 +16,8 @@ The pages follow these conventions, and this test holds them to it:
   It answers the block's /api/chat requests with the files, in order: a ``.json`` file is one reply
   body, a ``.ndjson`` file one streamed reply (a line per JSON value). The block is then exactly
   what a user runs against a real Ollama, and no network is used.
+- ``<!-- openai-replies: FILE ... -->`` does the same for an OpenAI-compatible server: the same loopback
+  server, scripted with chat-completion bodies, its ``/v1`` URL in OPENAI_BASE_URL.
 - ``; requires: MODULE`` at the end of an ``ollama-replies`` directive runs the block only where MODULE can be
   imported (an optional dependency the test extras install, such as ``opentelemetry.sdk``).
 - ``<!-- no-run: REASON -->`` on the line before a block skips it. Only for a block that truly
@@ -46,7 +48,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_LINES = 150
 
 FENCE = re.compile(r"^\s*```(\w*)\s*$")
-DIRECTIVE = re.compile(r"^<!--\s*(ollama-replies|no-run):\s*(.*?)\s*-->\s*$")
+DIRECTIVE = re.compile(r"^<!--\s*(ollama-replies|openai-replies|no-run):\s*(.*?)\s*-->\s*$")
 
 
 @dataclass
@@ -116,12 +118,14 @@ def run_block(block: Block, namespace: dict[str, Any], page: Path, monkeypatch: 
     code = compile("\n" * (block.line - 1) + block.code, str(page), "exec")
     out = io.StringIO()
     with contextlib.ExitStack() as stack:
-        if block.directive and block.directive[0] == "ollama-replies":
+        if block.directive and block.directive[0] in ("ollama-replies", "openai-replies"):
             server = stack.enter_context(ScriptedOllama(replies(block.directive[1].partition("; requires:")[0])))
             monkeypatch.setenv("OLLAMA_HOST", server.url)
+            monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
         stack.enter_context(contextlib.redirect_stdout(out))
         exec(code, namespace)
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     return out.getvalue()
 
 
