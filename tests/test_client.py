@@ -17,9 +17,8 @@ from toolmend import ToolRegistry
 from toolmend.client import TextDelta, ToolCallCompleted, ToolCallFailed
 from toolmend.config import RetryConfig
 from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError
-from wires import WIRES, Wire, arguments_of, instant
+from wires import WIRES, Wire, arguments_of, instant, read_file_registry
 
-READ_FILE = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 GOOD = {"name": "read_file", "arguments": {"path": "test.txt"}, "id": "call_good"}
 BAD = {"name": "read_file", "arguments": {"path": 5}, "id": "call_bad"}
 
@@ -28,9 +27,7 @@ pytestmark = pytest.mark.parametrize("wire", WIRES, ids=str)
 
 @pytest.fixture
 def registry() -> ToolRegistry:
-    reg = ToolRegistry()
-    reg.register("read_file", READ_FILE, description="Read a file")
-    return reg
+    return read_file_registry()  # type: ignore[no-any-return]
 
 
 class Sleeps:

@@ -15,9 +15,8 @@ from toolmend import ToolRegistry
 from toolmend.client import Attempt
 from toolmend.config import RetryConfig
 from toolmend.errors import ModelHTTPError, RetryExhaustedError
-from wires import WIRES, Wire
+from wires import READ_FILE, WIRES, Wire, read_file_registry
 
-READ_FILE = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 SECRET = "secret-path-value.txt"
 GOOD = {"name": "read_file", "arguments": {"path": SECRET}, "id": "call_good"}
 BAD = {"name": "read_file", "arguments": {"path": 5}, "id": "call_bad"}
@@ -27,9 +26,7 @@ pytestmark = pytest.mark.parametrize("wire", WIRES, ids=str)
 
 @pytest.fixture
 def registry() -> ToolRegistry:
-    reg = ToolRegistry()
-    reg.register("read_file", READ_FILE, description="Read a file")
-    return reg
+    return read_file_registry()  # type: ignore[no-any-return]
 
 
 def session(wire: Wire, script: list[Any], registry: Any, config: RetryConfig | None = None, **client: Any) -> Any:

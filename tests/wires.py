@@ -121,3 +121,16 @@ def arguments_of(call: dict[str, Any]) -> Any:
 
 
 Script = Callable[[Any], Reply]
+
+
+#: The tool the client tests call: one required string.
+READ_FILE = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+
+
+def read_file_registry() -> Any:
+    """A registry that knows read_file (the client tests' tool)."""
+    from toolmend import ToolRegistry
+
+    reg = ToolRegistry()
+    reg.register("read_file", READ_FILE, description="Read a file")
+    return reg
