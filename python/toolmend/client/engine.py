@@ -31,14 +31,15 @@ from toolmend.client.events import (
     ToolCallFailed,
     ToolCallStarted,
 )
-from toolmend.client.exchange import Reply, ReplyTooLarge, json_or_none, left, read_body, within
+from toolmend.client.exchange import Reply, ReplyTooLarge, json_or_none, left, within
 from toolmend.client.history import Form, well_formed
 from toolmend.client.ledger import AuditLog, Stats
 from toolmend.client.limits import repair_limits
 from toolmend.client.observe import Hook, Observers
 from toolmend.client.outcomes import Outcomes
-from toolmend.client.reflection import FailedCall, raw_reflection, reflection_messages
+from toolmend.client.reflection import FailedCall, turn_reflection
 from toolmend.client.toolset import Toolset
+from toolmend.client.transport import Transport
 from toolmend.client.turn import Turn, merge
 from toolmend.config import RetryConfig
 from toolmend.errors import ToolmendError
@@ -50,7 +51,7 @@ Tools = Iterable[str | Mapping[str, Any]] | None
 _CALL_PROGRESS = (ToolCallStarted, ToolCallArgumentsDelta)
 
 
-class Engine(Outcomes):
+class Engine(Transport, Outcomes):
     """What every provider's client shares. A provider sets ``provider`` and ``_path`` and reads its wire
     format: ``_payload``, ``_read_whole``, ``_read_stream``, ``_wire_call``, ``_result_message``."""
 
@@ -216,7 +217,9 @@ class Engine(Outcomes):
                         yield ToolCallFailed(failure.index, failure)
                     self._exhausted(turn, failures[0])
                 turn.reflections += 1
-                turn.messages += self._reflection(failures, asm, refused)
+                turn.messages += turn_reflection(
+                    failures, asm, refused, self.provider, self._tools.checking(), self.config.retry_prompt_template
+                )
                 for failure in failures:
                     self._log(
                         logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): model, %s",
@@ -278,43 +281,6 @@ class Engine(Outcomes):
         reply.duration_s = time.monotonic() - t0
         yield reply
 
-    async def _exchange(self, content: bytes, reply: Reply, deadline: float) -> None:
-        """A request whose reply is read whole (a chat's, or a stream's error status)."""
-        async with self._slots:
-            response = await self._http.send(self._request(content, deadline), stream=True)
-            try:
-                reply.status, reply.headers = response.status_code, response.headers
-                reply.body = await read_body(response, self.config.max_response_bytes)
-                reply.whole = True
-            finally:
-                await response.aclose()
-
-    async def _streamed(self, content: bytes, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
-        """A streamed request: its events as they come. Each wait has its own timeout, ending before a yield (a
-        timeout scope open across a yield would fire in the caller's code)."""
-        await within(self._slots.acquire(), left(deadline))
-        try:
-            response = await within(self._http.send(self._request(content, deadline), stream=True), left(deadline))
-            try:
-                reply.status, reply.headers = response.status_code, response.headers
-                if reply.status == 200:
-                    async with aclosing(self._read_stream(response, reply, deadline)) as events:
-                        async for event in events:
-                            yield event
-                else:
-                    reply.body = await within(read_body(response, self.config.max_response_bytes), left(deadline))
-                    reply.whole = True
-            finally:
-                await response.aclose()
-        finally:
-            self._slots.release()
-
-    def _request(self, content: bytes, deadline: float) -> httpx.Request:
-        cfg = self.config
-        remaining = left(deadline)
-        timeout = httpx.Timeout(min(cfg.first_byte_timeout_s, remaining), connect=min(cfg.connect_timeout_s, remaining))
-        return self._http.build_request("POST", self._url, content=content, headers=self._headers, timeout=timeout)
-
     # ---- what a provider supplies ---------------------------------------------------------------------
 
     def _payload(
@@ -338,21 +304,3 @@ class Engine(Outcomes):
 
     def _wire_call(self, call: ToolCall) -> dict[str, Any]:
         raise NotImplementedError
-
-    # ---- the pieces of a turn ------------------------------------------------------------------------------
-
-    def _reflection(self, failures: list[Any], asm: Assembly, refused: FailedCall | None) -> list[dict[str, Any]]:
-        """The messages that ask again for the failed calls, in the provider's form; a call the server's own
-        parser refused is replayed as its raw text."""
-        cfg = self.config
-        checked = [f for f in failures if f is not refused]
-        history: list[dict[str, Any]] = []
-        if checked:
-            ids = [getattr(f, "id", None) or asm.ids.get(f.index) for f in checked]
-            registry = self._tools.checking()
-            history += reflection_messages(
-                checked, self.provider, text=asm.text, registry=registry, template=cfg.retry_prompt_template, ids=ids
-            )
-        if refused is not None:
-            history += raw_reflection(refused.raw_arguments or "", refused.message, cfg.retry_prompt_template)
-        return history

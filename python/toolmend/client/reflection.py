@@ -167,3 +167,18 @@ def _object_or_none(raw: str | None) -> dict[str, Any] | None:
 
 def _made_up_id(provider: str) -> str:
     return ("toolu_" if provider == "anthropic" else "call_") + uuid.uuid4().hex[:24]
+
+
+def turn_reflection(
+    failures: list[Any], asm: Any, refused: FailedCall | None, provider: Provider, registry: Any, template: str
+) -> list[dict[str, Any]]:
+    """The messages of a turn that ask again for its failed calls, in the provider's form; a call the
+    server's own parser refused is replayed as its raw text."""
+    checked = [f for f in failures if f is not refused]
+    history: list[dict[str, Any]] = []
+    if checked:
+        ids = [getattr(f, "id", None) or asm.ids.get(f.index) for f in checked]
+        history += reflection_messages(checked, provider, text=asm.text, registry=registry, template=template, ids=ids)
+    if refused is not None:
+        history += raw_reflection(refused.raw_arguments or "", refused.message, template)
+    return history
