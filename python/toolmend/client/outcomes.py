@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from toolmend._log import loggable
+from toolmend._states import Lane
 from toolmend.client import lanes
 from toolmend.client.exchange import Reply, body_text, not_a_reply
 from toolmend.client.history import well_formed
@@ -112,7 +113,7 @@ class Outcomes:
         )
         return delay
 
-    def _note(self, turn: Turn, lane: str, reply: Reply, code: str | None = None, delay: float = 0.0) -> None:
+    def _note(self, turn: Turn, lane: Lane, reply: Reply, code: str | None = None, delay: float = 0.0) -> None:
         """Adds an attempt to the chat's ledger, the client's stats and the audit file."""
         attempt = Attempt(
             len(turn.attempts) + 1, lane, reply.status, code, delay, reply.usage, reply.duration_s, turn.correlation_id, turn.model
