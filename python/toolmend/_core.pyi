@@ -242,7 +242,28 @@ class ToolRegistry:
 
 @final
 class ToolCall:
-    """One tool call, ready to execute."""
+    """One tool call, ready to execute. Equal to another with the same id, name, arguments, index and
+    source; pickles (its constructor's arguments) and comes back equal."""
+
+    def __init__(
+        self,
+        name: str,
+        arguments: Any,
+        id: str | None = None,
+        index: int = 0,
+        source: str = "tool_calls",
+        raw_arguments: Any = None,
+        repairs: list[Repair] = ...,
+    ) -> None:
+        """A call built by hand (to test an agent, or to replay one); `id` defaults to a fresh one."""
+    def as_dict(self) -> dict[str, Any]:
+        """The call as a plain dict: id, name, arguments, index, source."""
+    def to_openai(self) -> dict[str, Any]:
+        """An OpenAI assistant message's `tool_calls` entry: id, type "function", name, arguments as JSON text."""
+    def to_ollama(self) -> dict[str, Any]:
+        """An Ollama assistant message's `tool_calls` entry: the function's name and arguments object."""
+    def to_anthropic(self) -> dict[str, Any]:
+        """An Anthropic `tool_use` content block: id, name, input."""
 
     @property
     def id(self) -> str:

@@ -170,6 +170,15 @@ pub struct Repair {
     position: usize,
 }
 
+impl Repair {
+    pub(crate) fn to_core(&self) -> toolmend_core::Repair {
+        toolmend_core::Repair {
+            kind: self.kind,
+            position: self.position,
+        }
+    }
+}
+
 impl From<&toolmend_core::Repair> for Repair {
     fn from(r: &toolmend_core::Repair) -> Self {
         Repair {
@@ -191,6 +200,16 @@ impl Repair {
     #[getter]
     fn kind(&self) -> &'static str {
         self.kind.as_str()
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (&'static str, usize))> {
+        let this = slf.get();
+        Ok((
+            slf.get_type().into_any(),
+            (this.kind.as_str(), this.position),
+        ))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -217,6 +236,16 @@ pub struct RepairError {
 
 #[pymethods]
 impl RepairError {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (String, String, usize, String))> {
+        let e = slf.get().clone();
+        Ok((
+            slf.get_type().into_any(),
+            (e.code, e.message, e.position, e.suggestion),
+        ))
+    }
+
     #[new]
     fn new(code: String, message: String, position: usize, suggestion: String) -> Self {
         RepairError {

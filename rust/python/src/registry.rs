@@ -70,6 +70,32 @@ impl FieldError {
         })
     }
 
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(
+        Bound<'py, PyAny>,
+        (
+            String,
+            &'static str,
+            String,
+            Option<String>,
+            Option<String>,
+            String,
+        ),
+    )> {
+        let e = slf.get();
+        let args = (
+            e.path.clone(),
+            e.code,
+            e.message.clone(),
+            e.expected.clone(),
+            e.actual.clone(),
+            e.suggestion.clone(),
+        );
+        Ok((slf.get_type().into_any(), args))
+    }
+
     /// The error as a plain dict, fit for a log line or a reflection prompt.
     fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);

@@ -4,7 +4,7 @@
 //! result classes come out.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use toolmend_core::pipeline::{
     check_reply, new_call_id, CallSource, CheckedCall, Pipeline, RejectedCall,
 };
@@ -45,7 +45,10 @@ pub struct ToolCall {
     /// Position among the reply's calls (the wire's index when it gave one).
     #[pyo3(get)]
     index: usize,
-    source: CallSource,
+    /// Where the call was found: "tool_calls" (the structured field), "stream", or a text
+    /// format ("hermes", "mistral", "bare_json", ...). Interned: one str per format.
+    #[pyo3(get)]
+    source: Py<PyString>,
 }
 
 impl ToolCall {
@@ -68,18 +71,123 @@ impl ToolCall {
             raw: call.raw.map(|raw| raw.0.unbind()),
             log: call.repairs,
             index: call.index,
-            source: call.source,
+            source: source_name(py, call.source),
         }
     }
 }
 
+/// A call's source as a Python str, interned (a reply's calls share a handful of them).
+fn source_name(py: Python<'_>, source: CallSource) -> Py<PyString> {
+    PyString::intern(py, source.as_str()).unbind()
+}
+
 #[pymethods]
 impl ToolCall {
-    /// Where the call was found: "tool_calls" (the structured field), "stream", or a text
-    /// format ("hermes", "mistral", "bare_json", ...).
-    #[getter]
-    fn source(&self) -> &'static str {
-        self.source.as_str()
+    /// A call built by hand (to test an agent, or to replay one); `repairs` are Repair objects.
+    /// The arguments object is kept as given.
+    #[new]
+    #[pyo3(signature = (name, arguments, id=None, index=0, source="tool_calls", raw_arguments=None, repairs=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        name: Bound<'_, PyString>,
+        arguments: Py<PyAny>,
+        id: Option<Bound<'_, PyString>>,
+        index: usize,
+        source: &str,
+        raw_arguments: Option<Py<PyAny>>,
+        repairs: Vec<PyRef<'_, Repair>>,
+    ) -> Self {
+        ToolCall {
+            id: id.map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
+            name: name.unbind(),
+            arguments,
+            raw: raw_arguments,
+            log: repairs.iter().map(|r| r.to_core()).collect(),
+            index,
+            source: PyString::intern(py, source).unbind(),
+        }
+    }
+
+    /// Pickles as the arguments of its constructor, so it crosses processes (ProcessPoolExecutor,
+    /// Celery, Ray) and comes back equal.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let this = slf.get();
+        let repairs = PyList::new(py, this.log.iter().map(Repair::from))?;
+        let raw = this
+            .raw
+            .as_ref()
+            .map_or_else(|| py.None(), |r| r.clone_ref(py));
+        let args = (
+            this.name.clone_ref(py),
+            this.arguments.clone_ref(py),
+            this.id.clone_ref(py),
+            this.index,
+            this.source.clone_ref(py),
+            raw,
+            repairs,
+        )
+            .into_pyobject(py)?;
+        Ok((slf.get_type().into_any(), args))
+    }
+
+    /// Equal when the id, name, arguments, index and source are (arguments compared as values).
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(other) = other.cast::<ToolCall>() else {
+            return Ok(false);
+        };
+        let other = other.get();
+        Ok(self.index == other.index
+            && self.id.bind(py).as_any().eq(other.id.bind(py))?
+            && self.name.bind(py).as_any().eq(other.name.bind(py))?
+            && self.source.bind(py).as_any().eq(other.source.bind(py))?
+            && self.arguments.bind(py).eq(other.arguments.bind(py))?)
+    }
+
+    /// The call as a plain dict: id, name, arguments, index, source.
+    fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("id", &self.id)?;
+        d.set_item("name", &self.name)?;
+        d.set_item("arguments", &self.arguments)?;
+        d.set_item("index", self.index)?;
+        d.set_item("source", &self.source)?;
+        Ok(d)
+    }
+
+    /// The call as an OpenAI assistant message's `tool_calls` entry (arguments as JSON text).
+    fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let function = PyDict::new(py);
+        function.set_item("name", &self.name)?;
+        function.set_item("arguments", orjson_dumps(py, self.arguments.bind(py))?)?;
+        let d = PyDict::new(py);
+        d.set_item("id", &self.id)?;
+        d.set_item("type", "function")?;
+        d.set_item("function", function)?;
+        Ok(d)
+    }
+
+    /// The call as an Ollama assistant message's `tool_calls` entry (arguments as an object).
+    fn to_ollama<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let function = PyDict::new(py);
+        function.set_item("name", &self.name)?;
+        function.set_item("arguments", &self.arguments)?;
+        let d = PyDict::new(py);
+        d.set_item("function", function)?;
+        Ok(d)
+    }
+
+    /// The call as an Anthropic `tool_use` content block.
+    fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("type", "tool_use")?;
+        d.set_item("id", &self.id)?;
+        d.set_item("name", &self.name)?;
+        d.set_item("input", &self.arguments)?;
+        Ok(d)
     }
 
     /// The arguments as the model wrote them (text; an object given by Ollama is serialised).
@@ -103,7 +211,7 @@ impl ToolCall {
                 ("name", self.name.bind(py).clone().into_any()),
                 ("arguments", self.arguments.bind(py).clone()),
                 ("index", py_value(py, self.index)?),
-                ("source", py_value(py, self.source.as_str())?),
+                ("source", self.source.bind(py).clone().into_any()),
                 ("repairs", py_value(py, self.log.len())?),
             ],
         )
