@@ -171,7 +171,7 @@ pub struct Repair {
 }
 
 impl Repair {
-    pub(crate) fn to_core(&self) -> toolmend_core::Repair {
+    pub(crate) fn to_core(self) -> toolmend_core::Repair {
         toolmend_core::Repair {
             kind: self.kind,
             position: self.position,
@@ -236,6 +236,7 @@ pub struct RepairError {
 
 #[pymethods]
 impl RepairError {
+    #[allow(clippy::type_complexity)]
     fn __reduce__<'py>(
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, (String, String, usize, String))> {

@@ -1,6 +1,9 @@
 //! The tool registry's Python face: Python values <-> serde values at the boundary, the GIL
 //! released while schemas compile and arguments validate. Every rule lives in toolmend_core::schema.
 
+// A refusal is the cold path: its Violation is returned by value rather than boxed for each one.
+#![allow(clippy::result_large_err)]
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -127,7 +130,7 @@ impl FieldError {
             "FieldError",
             vec![
                 ("path", py_value(py, &self.path)?),
-                ("code", py_value(py, &self.code)?),
+                ("code", py_value(py, self.code)?),
                 ("message", py_value(py, &self.message)?),
                 ("expected", py_value(py, &self.expected)?),
                 ("actual", py_value(py, &self.actual)?),
@@ -240,8 +243,11 @@ pub struct PyToolRegistry {
     pub(crate) inner: Arc<Registry>,
     /// Listings already built (all tools under None, else by category) and the registry
     /// generation they hold for: `tools()` hands out the same tuple until a tool is added.
-    listings: Mutex<(u64, HashMap<Option<String>, Py<PyTuple>>)>,
+    listings: Mutex<Listings>,
 }
+
+/// The registry generation and the listings built at it, by category (None: every tool).
+type Listings = (u64, HashMap<Option<String>, Py<PyTuple>>);
 
 #[pymethods]
 impl PyToolRegistry {
