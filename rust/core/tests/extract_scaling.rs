@@ -125,7 +125,8 @@ const UNITS: usize = 1500;
 fn every_scan_grows_linearly() {
     // One test, the readers one after another: timings taken side by side would disturb
     // each other.
-    let readers: [(&str, &dyn Fn(&str)); 3] = [
+    type Reader<'a> = (&'a str, &'a dyn Fn(&str));
+    let readers: [Reader; 3] = [
         ("batch", &batch),
         ("one token", &|text| streamed(text, usize::MAX)),
         ("7-byte tokens", &|text| streamed(text, 7)),
