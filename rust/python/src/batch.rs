@@ -1,10 +1,10 @@
-//! Batches: `repair_many` and `loads_many`, the repair passes spread over threads with the GIL
-//! released. Results are the same as a loop of `repair` / `loads`; Python objects are built
-//! under the GIL, one text after another.
+//! Batches: `repair_many` and `loads_many`, the repair passes spread over worker threads (pure
+//! Rust, no GIL) while this thread, holding the GIL, builds each result as soon as it is ready.
+//! Results are the same as a loop of `repair` / `loads`.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -19,39 +19,59 @@ use crate::convert::{
 /// taking work costs nothing next to repairing it.
 const TAKE: usize = 16;
 
-/// `work` over every item, on up to `threads` threads (all cores when None), in input order.
-fn parallel_map<'a, T: Sync, R: Send>(
+/// How many worker threads for `items`: `threads`, or every core; never more than there are
+/// batches of work.
+fn workers<T>(items: &[T], threads: Option<usize>) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    threads
+        .unwrap_or(cores)
+        .clamp(1, items.len().div_ceil(TAKE).max(1))
+}
+
+/// `work` over every item on worker threads, while this thread hands each result to `take`, in
+/// input order, as soon as it and those before it are done. The caller keeps the GIL for `take`
+/// (building Python objects), so that work overlaps the workers' instead of following it.
+fn overlapped<'a, T: Sync, R: Send>(
     items: &'a [T],
     threads: Option<usize>,
     work: impl Fn(&'a T) -> R + Sync,
-) -> Vec<R> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = threads
-        .unwrap_or(cores)
-        .clamp(1, items.len().div_ceil(TAKE).max(1));
-    if threads == 1 {
-        return items.iter().map(work).collect();
+    mut take: impl FnMut(R) -> PyResult<()>,
+) -> PyResult<()> {
+    let workers = workers(items, threads);
+    if workers == 1 && items.len() <= TAKE {
+        return items.iter().map(&work).try_for_each(take);
     }
     let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<(usize, Vec<R>)>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
+        let (done, arrived) = std::sync::mpsc::channel::<(usize, Vec<R>)>();
+        for _ in 0..workers {
+            let done = done.clone();
+            let (next, work) = (&next, &work);
+            scope.spawn(move || loop {
                 let start = next.fetch_add(TAKE, Ordering::Relaxed);
                 if start >= items.len() {
                     break;
                 }
                 let end = (start + TAKE).min(items.len());
-                let results: Vec<R> = items[start..end].iter().map(&work).collect();
-                done.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((start, results));
+                let results = items[start..end].iter().map(work).collect();
+                if done.send((start, results)).is_err() {
+                    break; // the taker stopped on an error: nothing more is wanted
+                }
             });
         }
-    });
-    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
-    done.sort_unstable_by_key(|(start, _)| *start);
-    done.into_iter().flat_map(|(_, results)| results).collect()
+        drop(done);
+        // Batches arrive in any order; each is handed on once those before it were.
+        let mut waiting: BTreeMap<usize, Vec<R>> = BTreeMap::new();
+        let mut expected = 0;
+        for (start, results) in arrived {
+            waiting.insert(start, results);
+            while let Some(results) = waiting.remove(&expected) {
+                expected += results.len();
+                results.into_iter().try_for_each(&mut take)?;
+            }
+        }
+        Ok(())
+    })
 }
 
 fn checked_threads(threads: Option<usize>) -> PyResult<Option<usize>> {
@@ -84,17 +104,22 @@ pub fn repair_many(
         max_depth,
         timeout_ms,
     };
-    let outcomes = py.detach(|| {
-        parallel_map(&inputs, threads, |input| match input {
+    let mut results = Vec::with_capacity(texts.len());
+    let mut texts_in_order = texts.iter();
+    overlapped(
+        &inputs,
+        threads,
+        |input| match input {
             Ok(bytes) => toolmend_core::repair(bytes, &limits),
             Err(too_large) => Err(too_large.clone()),
-        })
-    });
-    texts
-        .iter()
-        .zip(outcomes)
-        .map(|(text, outcome)| repair_result(py, text, outcome))
-        .collect()
+        },
+        |outcome| {
+            let text = texts_in_order.next().expect("one outcome per text");
+            results.push(repair_result(py, text, outcome)?);
+            Ok(())
+        },
+    )?;
+    Ok(results)
 }
 
 /// `loads` of every text: valid texts are parsed by orjson, the others mended on `threads`
@@ -148,14 +173,17 @@ pub fn loads_many<'py>(
             },
         });
     }
-    let mended = py.detach(|| {
-        parallel_map(&to_mend, threads, |(_, bytes)| {
-            mend_for_loads(bytes, &limits, true)
-        })
-    });
-    for ((i, bytes), outcome) in to_mend.iter().zip(mended) {
-        loaded[*i] = Some(build_loaded(py, bytes, outcome, &limits).map(|(value, _)| value));
-    }
+    let mut mended = to_mend.iter();
+    overlapped(
+        &to_mend,
+        threads,
+        |(_, bytes)| mend_for_loads(bytes, &limits, true),
+        |outcome| {
+            let (i, bytes) = mended.next().expect("one outcome per text to mend");
+            loaded[*i] = Some(build_loaded(py, bytes, outcome, &limits).map(|(value, _)| value));
+            Ok(())
+        },
+    )?;
     loaded
         .into_iter()
         .flatten()
