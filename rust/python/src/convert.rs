@@ -20,9 +20,22 @@ use toolmend_core::{Error, ErrorCode, Limits, RepairKind, Repaired};
 
 use crate::exceptions::parse_error;
 
-/// Inputs at least this long are repaired with the GIL released; below it, releasing and
-/// re-taking the GIL costs more than the work.
+/// Work on inputs at least this long (bytes, or estimated bytes of a dict) runs with the GIL
+/// released; below it, releasing and re-taking the GIL costs more than the work.
 const RELEASE_GIL_AT: usize = 4096;
+
+/// `work` on an input of `size` bytes: with the GIL released when it is large enough to pay.
+pub(crate) fn detach_if_large<T: Send>(
+    py: Python<'_>,
+    size: usize,
+    work: impl FnOnce() -> T + Send,
+) -> T {
+    if size >= RELEASE_GIL_AT {
+        py.detach(work)
+    } else {
+        work()
+    }
+}
 /// The deepest nesting loads turns into Python objects: jiter's fixed recursion limit.
 pub(crate) const LOADS_MAX_DEPTH: usize = 200;
 
@@ -154,11 +167,7 @@ pub(crate) fn default_limits(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 fn run_repair<'b>(py: Python<'_>, bytes: &'b [u8], limits: &Limits) -> Result<Repaired<'b>, Error> {
-    if bytes.len() >= RELEASE_GIL_AT {
-        py.detach(|| toolmend_core::repair(bytes, limits))
-    } else {
-        toolmend_core::repair(bytes, limits)
-    }
+    detach_if_large(py, bytes.len(), || toolmend_core::repair(bytes, limits))
 }
 
 /// One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found.
@@ -422,15 +431,23 @@ pub(crate) fn repair_result(
 
 static ORJSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// An attribute of the orjson module, looked up once per interpreter.
+fn orjson<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    name: &str,
+) -> PyResult<&'py Bound<'py, PyAny>> {
+    cell.get_or_try_init(py, || py.import("orjson")?.getattr(name).map(Bound::unbind))
+        .map(|attr| attr.bind(py))
+}
+
 /// orjson.loads(text): the value, or None when orjson refuses the text as not JSON.
 pub(crate) fn orjson_loads<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let loads = ORJSON_LOADS.get_or_try_init(py, || {
-        py.import("orjson")?.getattr("loads").map(Bound::unbind)
-    })?;
-    match loads.bind(py).call1((text,)) {
+    let loads = orjson(py, &ORJSON_LOADS, "loads")?;
+    match loads.call1((text,)) {
         Ok(value) => Ok(Some(value)),
         Err(e) if e.is_instance_of::<PyValueError>(py) => Ok(None),
         Err(e) => Err(e),
@@ -443,36 +460,24 @@ static ORJSON_SORT_KEYS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 /// orjson.dumps(value) with sorted keys (equal dicts give equal text); None when orjson cannot
 /// write the value.
 pub(crate) fn sorted_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    let dumps = ORJSON_DUMPS.get_or_try_init(py, || {
-        py.import("orjson")?.getattr("dumps").map(Bound::unbind)
-    })?;
-    let sort_keys = ORJSON_SORT_KEYS.get_or_try_init(py, || {
-        py.import("orjson")?
-            .getattr("OPT_SORT_KEYS")
-            .map(Bound::unbind)
-    })?;
+    let dumps = orjson(py, &ORJSON_DUMPS, "dumps")?;
+    let sort_keys = orjson(py, &ORJSON_SORT_KEYS, "OPT_SORT_KEYS")?;
     // orjson matches keyword names by identity: the name must be the interned str.
     let kwargs = PyDict::new(py);
-    kwargs.set_item(pyo3::intern!(py, "option"), sort_keys.bind(py))?;
-    Ok(dumps
-        .bind(py)
-        .call((value,), Some(&kwargs))
-        .ok()
-        .and_then(|b| {
-            b.cast::<PyBytes>()
-                .ok()
-                .map(|b| String::from_utf8_lossy(b.as_bytes()).into_owned())
-        }))
+    kwargs.set_item(pyo3::intern!(py, "option"), sort_keys)?;
+    Ok(dumps.call((value,), Some(&kwargs)).ok().and_then(|b| {
+        b.cast::<PyBytes>()
+            .ok()
+            .map(|b| String::from_utf8_lossy(b.as_bytes()).into_owned())
+    }))
 }
 
 /// orjson.dumps(value) as text. orjson stops at 255 levels of nesting; a deeper value of plain
 /// JSON types is written by `json_text` instead, so that the depth limit, not the encoder,
 /// decides what becomes of it.
 pub(crate) fn orjson_dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
-    let dumps = ORJSON_DUMPS.get_or_try_init(py, || {
-        py.import("orjson")?.getattr("dumps").map(Bound::unbind)
-    })?;
-    match dumps.bind(py).call1((value,)) {
+    let dumps = orjson(py, &ORJSON_DUMPS, "dumps")?;
+    match dumps.call1((value,)) {
         Ok(bytes) => Ok(String::from_utf8_lossy(bytes.cast::<PyBytes>()?.as_bytes()).into_owned()),
         Err(e) => json_text(value)?.ok_or(e),
     }
@@ -645,12 +650,7 @@ pub(crate) fn load_json<'py>(
         return Ok(Ok((value, Vec::new())));
     }
     // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
-    let work = || mend_for_loads(bytes, &limits, repair);
-    let outcome = if bytes.len() >= RELEASE_GIL_AT {
-        py.detach(work)
-    } else {
-        work()
-    };
+    let outcome = detach_if_large(py, bytes.len(), || mend_for_loads(bytes, &limits, repair));
     Ok(build_loaded(py, bytes, outcome, &limits))
 }
 

@@ -21,13 +21,9 @@ use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, To
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{
-    bounded_input, class_repr, json_text, limits, package_class, py_value, python_objects,
-    strict_objects,
+    bounded_input, class_repr, detach_if_large, json_text, limits, package_class, py_value,
+    python_objects, strict_objects,
 };
-
-/// Arguments at least this big (bytes, or estimated bytes of a dict) are validated with the
-/// GIL released; below it, releasing and re-taking the GIL costs more than the validation.
-const RELEASE_GIL_AT: usize = 4096;
 
 static SCHEMA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNKNOWN_TOOL_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -241,13 +237,13 @@ fn tool_info(tool: &Arc<Tool>) -> ToolInfo {
 #[pyclass(module = "toolmend._core", name = "ToolRegistry", subclass, frozen)]
 pub struct PyToolRegistry {
     pub(crate) inner: Arc<Registry>,
-    /// Listings already built (all tools under None, else by category) and the registry
-    /// generation they hold for: `tools()` hands out the same tuple until a tool is added.
+    /// Listings already built (all tools under None, else by category) and the tool count they
+    /// hold for: `tools()` hands out the same tuple until a tool is added.
     listings: Mutex<Listings>,
 }
 
-/// The registry generation and the listings built at it, by category (None: every tool).
-type Listings = (u64, HashMap<Option<String>, Py<PyTuple>>);
+/// The tool count and the listings built at it, by category (None: every tool).
+type Listings = (usize, HashMap<Option<String>, Py<PyTuple>>);
 
 #[pymethods]
 impl PyToolRegistry {
@@ -306,12 +302,13 @@ impl PyToolRegistry {
     /// Every tool (or those of `category`), by category then name.
     #[pyo3(signature = (category=None))]
     fn tools<'py>(&self, py: Python<'py>, category: Option<&str>) -> PyResult<Bound<'py, PyTuple>> {
-        let generation = self.inner.generation();
+        // Tools are only ever added: the count tells whether a listing still holds.
+        let count = self.inner.len();
         let key = category.map(str::to_owned);
         let mut listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
         // Stale after a registration; and a bounded cache, whatever categories callers ask for.
-        if listings.0 != generation || listings.1.len() >= 64 {
-            *listings = (generation, HashMap::new());
+        if listings.0 != count || listings.1.len() >= 64 {
+            *listings = (count, HashMap::new());
         }
         if let Some(listing) = listings.1.get(&key) {
             return Ok(listing.bind(py).clone());
@@ -430,12 +427,9 @@ impl PyToolRegistry {
                 }
             }
             let tool = Arc::clone(tool);
-            let work = || tool.validate_json(&bytes, &limits).map(drop);
-            let checked = if bytes.len() >= RELEASE_GIL_AT {
-                py.detach(work)
-            } else {
-                work()
-            };
+            let checked = detach_if_large(py, bytes.len(), || {
+                tool.validate_json(&bytes, &limits).map(drop)
+            });
             return Ok(match checked {
                 Ok(()) => Ok(python_objects(py, &bytes)
                     .map_err(|_| {
@@ -468,17 +462,8 @@ impl PyToolRegistry {
             Err(violation) => return Ok(Err(vec![violation])),
         };
         let tool = Arc::clone(tool);
-        let work = || tool.validate_value(&value);
-        Ok(
-            match if size >= RELEASE_GIL_AT {
-                py.detach(work)
-            } else {
-                work()
-            } {
-                Ok(()) => Ok(args.clone().unbind()),
-                Err(errors) => Err(errors),
-            },
-        )
+        let checked = detach_if_large(py, size, || tool.validate_value(&value));
+        Ok(checked.map(|()| args.clone().unbind()))
     }
 }
 
@@ -496,12 +481,9 @@ impl PyToolRegistry {
             return Ok(Err(vec![not_json("", "an integer too large")]));
         };
         let tool = Arc::clone(tool);
-        let work = || tool.validate_json(text.as_bytes(), limits).map(drop);
-        let checked = if text.len() >= RELEASE_GIL_AT {
-            py.detach(work)
-        } else {
-            work()
-        };
+        let checked = detach_if_large(py, text.len(), || {
+            tool.validate_json(text.as_bytes(), limits).map(drop)
+        });
         Ok(checked.map(|()| args.clone().unbind()))
     }
 }

@@ -112,37 +112,8 @@ impl Host for SerdeHost<'_> {
     }
 
     fn equality_key(&self, value: &Value) -> Option<String> {
-        fn write(value: &Value, out: &mut String) {
-            match value {
-                Value::Object(map) => {
-                    let mut entries: Vec<_> = map.iter().collect();
-                    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                    out.push('{');
-                    for (i, (k, v)) in entries.into_iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        out.push_str(&Value::String(k.clone()).to_string());
-                        out.push(':');
-                        write(v, out);
-                    }
-                    out.push('}');
-                }
-                Value::Array(items) => {
-                    out.push('[');
-                    for (i, v) in items.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        write(v, out);
-                    }
-                    out.push(']');
-                }
-                scalar => out.push_str(&scalar.to_string()),
-            }
-        }
         let mut out = String::new();
-        write(value, &mut out);
+        crate::schema::canonical(value, &mut out);
         Some(out)
     }
 }

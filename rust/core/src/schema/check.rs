@@ -539,7 +539,9 @@ pub fn fingerprint(d: &Definition) -> String {
     format!("{hash:016x}")
 }
 
-fn canonical(v: &Value, out: &mut String) {
+/// `v` as JSON with object keys sorted (and a comma after every member): equal values, equal
+/// text, whatever their key order.
+pub(crate) fn canonical(v: &Value, out: &mut String) {
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();

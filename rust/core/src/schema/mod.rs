@@ -5,6 +5,7 @@
 //! `additionalProperties: false`; `strict.rs` states the rule and why it only ever refuses more.
 
 mod check;
+pub(crate) use check::canonical;
 mod cost;
 mod exact;
 mod graph;
@@ -114,8 +115,6 @@ struct Catalogue {
     /// Every tool by category (uncategorised first) then name, kept sorted as tools are added,
     /// so a listing is a copy, not a sort.
     listing: Vec<Arc<Tool>>,
-    /// Counts the tools added: a listing made at one generation holds until the next.
-    generation: u64,
 }
 
 impl Registry {
@@ -174,7 +173,6 @@ impl Registry {
             .listing
             .partition_point(|t| listing_place(t) < listing_place(&tool));
         tools.listing.insert(at, Arc::clone(&tool));
-        tools.generation += 1;
         Ok(tool)
     }
 
@@ -204,11 +202,6 @@ impl Registry {
             .filter(|t| category.is_none() || t.definition.category.as_deref() == category)
             .cloned()
             .collect()
-    }
-
-    /// How many tools were ever added: equal generations, equal listings.
-    pub fn generation(&self) -> u64 {
-        self.read().generation
     }
 
     pub fn len(&self) -> usize {
