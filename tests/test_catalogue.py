@@ -117,6 +117,7 @@ OBSERVED: dict[str, Callable[[], Any]] = {
     "TLP-008": lambda: _registry().try_validate("read_file", _deep(70)).errors[0],
     "TLP-009": lambda: _not_a_reply(204),
     "TLP-010": lambda: _cut_off(),
+    "TLP-011": lambda: toolmend.parse_response({"error": "model 'qwen9' not found"}).errors[0],
     "TSR-001": lambda: _raised(lambda: _registry().validate("write_file", {})),
     "TSR-002": lambda: _raised(lambda: _registry().validate("read_file", {"path": {1, 2}})),
     "TSR-003": lambda: _raised(lambda: _registry().validate("read_file", {})),

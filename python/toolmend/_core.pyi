@@ -23,6 +23,7 @@ ErrorCodeStr = Literal[
     "TLP-008",
     "TLP-009",
     "TLP-010",
+    "TLP-011",
     "TSR-001",
     "TSR-002",
     "TSR-003",
@@ -243,7 +244,7 @@ class ToolRegistry:
 @final
 class ToolCall:
     """One tool call, ready to execute. Equal to another with the same id, name, arguments, index and
-    source; pickles (its constructor's arguments) and comes back equal."""
+    source (and choice); pickles (its constructor's arguments) and comes back equal."""
 
     def __init__(
         self,
@@ -254,6 +255,7 @@ class ToolCall:
         source: str = "tool_calls",
         raw_arguments: Any = None,
         repairs: list[Repair] = ...,
+        choice: int = 0,
     ) -> None:
         """A call built by hand (to test an agent, or to replay one); `id` defaults to a fresh one."""
     def as_dict(self) -> dict[str, Any]:
@@ -284,6 +286,9 @@ class ToolCall:
     def index(self) -> int:
         """Position among the reply's calls (the wire's index when it gave one)."""
     @property
+    def choice(self) -> int:
+        """Which choice of a multi-choice reply (`n` > 1) the call came from; 0 for a reply with one."""
+    @property
     def source(self) -> str:
         """Where the call was found: "tool_calls", "stream", or a text format ("hermes", "mistral", ...)."""
 
@@ -309,6 +314,9 @@ class ToolCallError:
     @property
     def index(self) -> int:
         """Position among the reply's calls."""
+    @property
+    def choice(self) -> int:
+        """Which choice of a multi-choice reply the call came from."""
     @property
     def validation(self) -> tuple[FieldError, ...]:
         """The schema errors (FieldError) when the arguments did not match the tool's schema."""
@@ -338,7 +346,7 @@ class ParseResult:
         """True when no call failed."""
 
 def parse_response(
-    body: str | bytes | bytearray | Mapping[str, Any],
+    body: object,
     registry: ToolRegistry | None = None,
     *,
     repair: bool = True,

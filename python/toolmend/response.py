@@ -15,7 +15,8 @@ __all__ = ["ParseResult", "ToolCall", "ToolCallError", "parse_response"]
 
 logger = logging.getLogger("toolmend")
 
-Body = Union[str, bytes, bytearray, Mapping[str, Any]]
+#: A reply: text, a parsed dict, or an SDK's reply object (openai, ollama, anthropic, LangChain).
+Body = Union[str, bytes, bytearray, Mapping[str, Any], Any]
 
 
 def parse_response(
@@ -28,10 +29,14 @@ def parse_response(
     max_depth: int = DEFAULT_LIMITS["max_depth"],
     timeout_ms: int = DEFAULT_LIMITS["timeout_ms"],
 ) -> ParseResult:
-    """The tool calls of an Ollama ``/api/chat`` reply or an OpenAI-compatible chat completion.
+    """The tool calls of a model's reply: Ollama ``/api/chat``, an OpenAI-compatible chat completion
+    (every choice), the Responses API, Anthropic Messages or a LangChain message.
 
-    ``body`` is the reply as bytes, str or an already-parsed dict; text that is not a JSON reply
-    is read as the message content itself. Calls come from ``tool_calls`` and, with
+    ``body`` is the reply as bytes, str, an already-parsed dict or the SDK's own object (openai,
+    ollama, anthropic and LangChain objects are read by their fields, not imported); text that is
+    not a JSON reply is read as the message content itself. A provider's error body is one
+    ``TLP-011`` error, an object that is no reply one ``TLP-009`` error: never ``ok`` with calls
+    lost. Each call says which ``choice`` it came from; ``text`` is the first choice's. Calls come from ``tool_calls`` and, with
     ``text_calls``, from calls the model wrote in its content (Hermes ``<tool_call>``, Mistral
     ``[TOOL_CALLS]``, Llama ``<|python_tag|>``, fenced or bare JSON, pythonic lists, ...). Each
     call's name is checked, its arguments parsed (repaired when ``repair``) within the limits

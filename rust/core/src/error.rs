@@ -101,6 +101,9 @@ error_catalogue! {
     CutOff = "TLP-010", "arguments cut off",
         cause: "The reply reached the token limit (finish reason `length`) inside a call's arguments: what was sent is the start of a call, not a whole one.",
         fix: "Raise the model's output limit (`num_predict` for Ollama, `max_tokens` for OpenAI-compatible servers) or ask for shorter arguments; the client reflects the call with a prompt that says it was cut off.";
+    ProviderError = "TLP-011", "provider error",
+        cause: "The reply is the provider's error, not a model's answer: `{\"error\": ...}` in Ollama's, OpenAI's or Anthropic's form (an unknown model, a context too long, an overloaded server). The provider's message is kept in the error's message.",
+        fix: "Act on the provider's message (pull the model, shorten the conversation, retry later); the client raises `ModelHTTPError` for such replies when the status says so.";
     UnknownTool = "TSR-001", "unknown tool",
         cause: "No tool of that name is registered, in any letter case.",
         fix: "Register the tool, or have the model call one of the registered tools (`ToolRegistry.tools()`).";

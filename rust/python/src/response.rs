@@ -45,6 +45,9 @@ pub struct ToolCall {
     /// Position among the reply's calls (the wire's index when it gave one).
     #[pyo3(get)]
     index: usize,
+    /// Which choice of a multi-choice reply the call came from (0 for a reply with one).
+    #[pyo3(get)]
+    choice: usize,
     /// Where the call was found: "tool_calls" (the structured field), "stream", or a text
     /// format ("hermes", "mistral", "bare_json", ...). Interned: one str per format.
     #[pyo3(get)]
@@ -71,6 +74,7 @@ impl ToolCall {
             raw: call.raw.map(|raw| raw.0.unbind()),
             log: call.repairs,
             index: call.index,
+            choice: call.choice,
             source: source_name(py, call.source),
         }
     }
@@ -86,7 +90,7 @@ impl ToolCall {
     /// A call built by hand (to test an agent, or to replay one); `repairs` are Repair objects.
     /// The arguments object is kept as given.
     #[new]
-    #[pyo3(signature = (name, arguments, id=None, index=0, source="tool_calls", raw_arguments=None, repairs=Vec::new()))]
+    #[pyo3(signature = (name, arguments, id=None, index=0, source="tool_calls", raw_arguments=None, repairs=Vec::new(), choice=0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -97,6 +101,7 @@ impl ToolCall {
         source: &str,
         raw_arguments: Option<Py<PyAny>>,
         repairs: Vec<PyRef<'_, Repair>>,
+        choice: usize,
     ) -> Self {
         ToolCall {
             id: id.map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
@@ -105,6 +110,7 @@ impl ToolCall {
             raw: raw_arguments,
             log: repairs.iter().map(|r| r.to_core()).collect(),
             index,
+            choice,
             source: PyString::intern(py, source).unbind(),
         }
     }
@@ -129,6 +135,7 @@ impl ToolCall {
             this.source.clone_ref(py),
             raw,
             repairs,
+            this.choice,
         )
             .into_pyobject(py)?;
         Ok((slf.get_type().into_any(), args))
@@ -141,6 +148,7 @@ impl ToolCall {
         };
         let other = other.get();
         Ok(self.index == other.index
+            && self.choice == other.choice
             && self.id.bind(py).as_any().eq(other.id.bind(py))?
             && self.name.bind(py).as_any().eq(other.name.bind(py))?
             && self.source.bind(py).as_any().eq(other.source.bind(py))?
@@ -203,18 +211,18 @@ impl ToolCall {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "ToolCall",
-            vec![
-                ("id", self.id.bind(py).clone().into_any()),
-                ("name", self.name.bind(py).clone().into_any()),
-                ("arguments", self.arguments.bind(py).clone()),
-                ("index", py_value(py, self.index)?),
-                ("source", self.source.bind(py).clone().into_any()),
-                ("repairs", py_value(py, self.log.len())?),
-            ],
-        )
+        let mut fields = vec![
+            ("id", self.id.bind(py).clone().into_any()),
+            ("name", self.name.bind(py).clone().into_any()),
+            ("arguments", self.arguments.bind(py).clone()),
+            ("index", py_value(py, self.index)?),
+        ];
+        if self.choice != 0 {
+            fields.push(("choice", py_value(py, self.choice)?));
+        }
+        fields.push(("source", self.source.bind(py).clone().into_any()));
+        fields.push(("repairs", py_value(py, self.log.len())?));
+        class_repr(py, "ToolCall", fields)
     }
 }
 
@@ -234,6 +242,9 @@ pub struct ToolCallError {
     position: Option<usize>,
     #[pyo3(get)]
     index: usize,
+    /// Which choice of a multi-choice reply the call came from.
+    #[pyo3(get)]
+    choice: usize,
     /// The schema errors (FieldError) when the arguments did not match the tool's schema.
     #[pyo3(get)]
     validation: Py<PyTuple>,
@@ -255,6 +266,7 @@ impl ToolCallError {
             raw: rejected.raw.map(|raw| raw.0.unbind()),
             position: failure.position,
             index: rejected.index,
+            choice: rejected.choice,
             validation: PyTuple::new(py, failure.violations.into_iter().map(FieldError::from))?
                 .unbind(),
             suggestion: failure.suggestion,
@@ -378,7 +390,7 @@ pub fn parse_response<'py>(
     let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
     let host = PyHost::new(py, registry.as_deref());
     let mut pipeline = Pipeline::new(&host, limits, repair);
-    let message = read_reply(py, body, &limits)?;
-    let text = check_reply(&mut pipeline, message, text_calls)?;
+    let reply = read_reply(py, body, &limits)?;
+    let text = check_reply(&mut pipeline, reply, text_calls)?;
     ParseResult::from_pipeline(py, pipeline, text)
 }

@@ -4,9 +4,9 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString};
 use toolmend_core::wire::{
-    message_parts, read_unparsed_reply, JsonLike, Key, Parser, ReplyMessage,
+    read_unparsed_reply, reply_of, reply_of_text, JsonLike, Key, Parser, Reply,
 };
 use toolmend_core::Limits;
 
@@ -15,18 +15,29 @@ use crate::convert::{input_bytes, orjson_dumps, python_objects, strict_objects, 
 /// The member name as an interned Python string: a lookup hashes no new string.
 fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
     match key {
+        Key::Args => intern!(py, "args"),
         Key::Arguments => intern!(py, "arguments"),
+        Key::CallId => intern!(py, "call_id"),
         Key::Choices => intern!(py, "choices"),
         Key::Content => intern!(py, "content"),
         Key::Delta => intern!(py, "delta"),
         Key::Done => intern!(py, "done"),
+        Key::Error => intern!(py, "error"),
         Key::FinishReason => intern!(py, "finish_reason"),
         Key::Function => intern!(py, "function"),
         Key::Id => intern!(py, "id"),
         Key::Index => intern!(py, "index"),
+        Key::Input => intern!(py, "input"),
+        Key::InvalidToolCalls => intern!(py, "invalid_tool_calls"),
         Key::Message => intern!(py, "message"),
         Key::Name => intern!(py, "name"),
+        Key::Object => intern!(py, "object"),
+        Key::Output => intern!(py, "output"),
+        Key::Response => intern!(py, "response"),
+        Key::Role => intern!(py, "role"),
+        Key::Text => intern!(py, "text"),
         Key::ToolCalls => intern!(py, "tool_calls"),
+        Key::Type => intern!(py, "type"),
     }
 }
 
@@ -45,7 +56,7 @@ impl<'py> JsonLike for Obj<'py> {
             .ok()
             .flatten()
             .filter(|v| !v.is_none())
-            .map(Obj)
+            .map(|v| Obj(plain(v)))
     }
 
     fn has(&self, k: Key) -> bool {
@@ -74,7 +85,14 @@ impl<'py> JsonLike for Obj<'py> {
     }
 
     fn items(&self) -> Option<Vec<Self>> {
-        Some(self.0.cast::<PyList>().ok()?.iter().map(Obj).collect())
+        Some(
+            self.0
+                .cast::<PyList>()
+                .ok()?
+                .iter()
+                .map(|v| Obj(plain(v)))
+                .collect(),
+        )
     }
 
     fn as_index(&self) -> Option<usize> {
@@ -127,21 +145,65 @@ impl<'py> Parser for PyParser<'py> {
     }
 }
 
-/// The message of a reply body: a dict as it is, a body orjson reads as one (straight from the
-/// str or bytes object, no copy), else what the core makes of the bytes.
+/// A value as the wire shapes read it: JSON-like values as they are; an SDK's object (a
+/// pydantic model: openai, ollama, anthropic, LangChain) as the dict of its fields, which it
+/// holds already (no copy, nothing dumped); any other mapping as a dict of its items.
+pub(crate) fn plain(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
+    if value.is_none()
+        || value.is_instance_of::<PyDict>()
+        || value.is_instance_of::<PyString>()
+        || value.is_instance_of::<PyList>()
+        || value.is_instance_of::<PyInt>()
+        || value.is_instance_of::<PyFloat>()
+        || value.is_instance_of::<PyBytes>()
+    {
+        return value;
+    }
+    let py = value.py();
+    if value
+        .hasattr(intern!(py, "model_fields_set"))
+        .unwrap_or(false)
+    {
+        if let Ok(fields) = value.getattr(intern!(py, "__dict__")) {
+            if fields.is_instance_of::<PyDict>() {
+                return fields;
+            }
+        }
+    }
+    if let Ok(mapping) = value.cast::<PyMapping>() {
+        if let Ok(items) = mapping.items() {
+            if let Ok(dict) = PyDict::from_sequence(items.as_any()) {
+                return dict.into_any();
+            }
+        }
+    }
+    value
+}
+
+/// A reply body as read: a dict (or an SDK's reply object) as it is, a body orjson reads as
+/// one object (straight from the str or bytes object, no copy), else what the core makes of
+/// the bytes. A value that is neither text nor an object is no reply.
 pub(crate) fn read_reply<'py>(
     py: Python<'py>,
     body: &Bound<'py, PyAny>,
     limits: &Limits,
-) -> PyResult<ReplyMessage<Obj<'py>>> {
+) -> PyResult<Reply<Obj<'py>>> {
+    let body = plain(body.clone());
     if body.is_instance_of::<PyDict>() {
-        return message_parts(&Obj(body.clone()));
+        return reply_of(&Obj(body));
+    }
+    let is_text = body.is_instance_of::<PyString>()
+        || body.is_instance_of::<PyBytes>()
+        || body.is_instance_of::<PyByteArray>();
+    if !is_text {
+        return Ok(Reply::NotAReply(Obj(body).type_name()));
     }
     if let Some(reply) =
-        strict_objects(py, body, LOADS_MAX_DEPTH)?.filter(|v| v.is_instance_of::<PyDict>())
+        strict_objects(py, &body, LOADS_MAX_DEPTH)?.filter(|v| v.is_instance_of::<PyDict>())
     {
-        return message_parts(&Obj(reply));
+        let bytes = input_bytes(&body)?;
+        return reply_of_text(&bytes, &Obj(reply));
     }
-    let bytes = input_bytes(body)?;
+    let bytes = input_bytes(&body)?;
     read_unparsed_reply(&PyParser(py), &bytes, limits)
 }

@@ -28,7 +28,7 @@ use crate::schema::{Registry, Tool, Violation};
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{ErrorOf, JsonLike};
 
-pub use reply::{check_reply, check_stream};
+pub use reply::{check_message, check_reply, check_stream};
 pub use serde_host::SerdeHost;
 
 /// Where a call was found.
@@ -185,6 +185,8 @@ pub struct CheckedCall<V> {
     /// The arguments as received.
     pub raw: Option<V>,
     pub index: usize,
+    /// Which choice of the reply the call came from (0 for a reply with one).
+    pub choice: usize,
     pub source: CallSource,
     /// Repairs made to find the call and to its arguments.
     pub repairs: Vec<Repair>,
@@ -197,6 +199,8 @@ pub struct RejectedCall<V> {
     pub tool_name: Option<String>,
     pub raw: Option<V>,
     pub index: usize,
+    /// Which choice of the reply the call came from.
+    pub choice: usize,
 }
 
 /// The steps that belong to a backend: making values, reading argument text into them,
@@ -261,6 +265,8 @@ pub struct Pipeline<'h, H: Host> {
     field_keys: HashMap<String, Option<HashSet<String>>>,
     /// The ids the calls so far were given.
     ids: HashSet<String>,
+    /// The choice whose calls are being checked.
+    choice: usize,
 }
 
 impl<'h, H: Host> Pipeline<'h, H> {
@@ -275,6 +281,18 @@ impl<'h, H: Host> Pipeline<'h, H> {
             field_calls: HashMap::new(),
             field_keys: HashMap::new(),
             ids: HashSet::new(),
+            choice: 0,
+        }
+    }
+
+    /// Starts on the calls of another choice of the reply: the choices are alternative answers,
+    /// so a call repeats a call, or an id an id, only within one.
+    pub fn start_choice(&mut self, choice: usize) {
+        if choice != self.choice {
+            self.choice = choice;
+            self.field_calls.clear();
+            self.field_keys.clear();
+            self.ids.clear();
         }
     }
 
@@ -329,6 +347,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
                     arguments,
                     raw,
                     index: c.index,
+                    choice: self.choice,
                     source: c.source,
                     repairs: all,
                 });
@@ -342,6 +361,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
                     tool_name,
                     raw,
                     index: c.index,
+                    choice: self.choice,
                 });
             }
         }
@@ -355,6 +375,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             tool_name: None,
             raw: None,
             index,
+            choice: self.choice,
         });
     }
 

@@ -1,41 +1,69 @@
 //! The calls of a whole reply and of a stream's assembled calls, through the pipeline.
 
+use crate::error::ErrorCode;
 use crate::extract::text_calls;
 use crate::stream::{AssembledCall, FailedCall};
-use crate::wire::{ErrorOf, JsonLike, Key, ReplyMessage};
+use crate::wire::{call_entry, ErrorOf, Reply, ReplyMessage};
 
 use super::{Arguments, CallSource, Candidate, Failure, Host, Pipeline};
 
-/// Checks a reply's calls: each `tool_calls` entry at its wire index (`function.index`, the
+/// Checks a reply's calls, choice by choice (see [`check_message`]); a provider's error or a
+/// body that is no reply is one error at index 0. Returns the text of the first message.
+pub fn check_reply<H: Host>(
+    pipeline: &mut Pipeline<'_, H>,
+    reply: Reply<H::Value>,
+    text_calls_on: bool,
+) -> Result<String, ErrorOf<H::Value>> {
+    let failure = match reply {
+        Reply::Messages(messages) => {
+            let mut text = None;
+            for message in messages {
+                pipeline.start_choice(message.choice);
+                let rest = check_message(pipeline, message, text_calls_on)?;
+                text.get_or_insert(rest);
+            }
+            return Ok(text.unwrap_or_default());
+        }
+        Reply::ProviderError(message) => Failure::new(
+            ErrorCode::ProviderError,
+            format!("The provider answered with an error, not a reply: {message}"),
+            "act on the provider's message; no call was made",
+        ),
+        Reply::NotAReply(what) => Failure::new(
+            ErrorCode::ReplyNotUnderstood,
+            format!(
+                "The body is not a chat reply: a {what} without `choices`, `message`, `output`, \
+                 `content` or `tool_calls`"
+            ),
+            "pass the reply as the provider sent it (a dict, the SDK's object, str or bytes)",
+        ),
+    };
+    pipeline.reject(0, failure);
+    Ok(String::new())
+}
+
+/// Checks one message's calls: each call entry at its wire index (`function.index`, the
 /// entry's `index`, or its place in the list), then, when `text_calls` is on, the calls written
 /// in the content, numbered after the highest wire index. Returns the content with those calls
 /// cut out.
-pub fn check_reply<H: Host>(
+pub fn check_message<H: Host>(
     pipeline: &mut Pipeline<'_, H>,
     message: ReplyMessage<H::Value>,
     text_calls_on: bool,
 ) -> Result<String, ErrorOf<H::Value>> {
     let mut next_index = 0;
-    for (position, entry) in message.tool_calls.into_iter().enumerate() {
-        let entry = Some(entry).filter(JsonLike::is_object);
-        let member = |key| entry.as_ref().and_then(|e| e.get(key));
-        let function = member(Key::Function).filter(JsonLike::is_object);
-        let index = function
-            .as_ref()
-            .and_then(|f| f.get(Key::Index))
-            .and_then(|i| i.as_index())
-            .or_else(|| member(Key::Index).and_then(|i| i.as_index()))
-            .unwrap_or(position);
+    for (position, entry) in message.tool_calls.iter().enumerate() {
+        let entry = call_entry(entry);
+        let index = entry.index.unwrap_or(position);
         next_index = next_index.max(index + 1);
-        let arguments = match &function {
-            None => Arguments::NoFunction,
-            Some(f) => f
-                .get(Key::Arguments)
-                .map_or(Arguments::Missing, Arguments::Given),
+        let arguments = match (entry.has_function, entry.arguments) {
+            (false, _) => Arguments::NoFunction,
+            (true, None) => Arguments::Missing,
+            (true, Some(a)) => Arguments::Given(a),
         };
         pipeline.run(Candidate {
-            id: member(Key::Id),
-            name: function.as_ref().and_then(|f| f.get(Key::Name)),
+            id: entry.id,
+            name: entry.name,
             arguments,
             raw: None,
             index,

@@ -11,7 +11,10 @@ mod framing;
 mod value;
 
 pub use chunks::{line_limit, StreamReader};
-pub use envelope::{message_of, message_parts, read_reply, read_unparsed_reply, ReplyMessage};
+pub use envelope::{
+    call_entry, message_of, message_parts, read_reply, read_unparsed_reply, reply_of,
+    reply_of_text, CallEntry, Reply, ReplyMessage,
+};
 pub use framing::{line_kind, Frame, LineFramer, LineKind};
 pub use value::{ErrorOf, JsonLike, Key, Parser, SerdeParser};
 

@@ -10,35 +10,57 @@ use serde_json::Value;
 /// ready (the binding interns them: a lookup hashes no new string).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Key {
+    Args,
     Arguments,
+    CallId,
     Choices,
     Content,
     Delta,
     Done,
+    Error,
     FinishReason,
     Function,
     Id,
     Index,
+    Input,
+    InvalidToolCalls,
     Message,
     Name,
+    Object,
+    Output,
+    Response,
+    Role,
+    Text,
     ToolCalls,
+    Type,
 }
 
 impl Key {
     pub fn as_str(self) -> &'static str {
         match self {
+            Key::Args => "args",
             Key::Arguments => "arguments",
+            Key::CallId => "call_id",
             Key::Choices => "choices",
             Key::Content => "content",
             Key::Delta => "delta",
             Key::Done => "done",
+            Key::Error => "error",
             Key::FinishReason => "finish_reason",
             Key::Function => "function",
             Key::Id => "id",
             Key::Index => "index",
+            Key::Input => "input",
+            Key::InvalidToolCalls => "invalid_tool_calls",
             Key::Message => "message",
             Key::Name => "name",
+            Key::Object => "object",
+            Key::Output => "output",
+            Key::Response => "response",
+            Key::Role => "role",
+            Key::Text => "text",
             Key::ToolCalls => "tool_calls",
+            Key::Type => "type",
         }
     }
 }
