@@ -275,3 +275,119 @@ def test_any_dict_gives_calls_text_or_coded_errors(body: dict[str, Any]) -> None
     assert result.ok == (result.errors == ())
     for error in result.errors:
         assert error.code in toolmend.ERROR_CODES
+
+
+# Streams: the SDKs' chunk and event objects, and decoded SSE payloads, into the accumulator.
+
+
+def openai_chunks() -> list[Any]:
+    pieces = ['{"path": "no', 'tes/a.txt", "lin', 'es": [1, 2, 3]}']
+    chunks = [
+        {"index": 0, "id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": ""}},
+        *({"index": 0, "function": {"arguments": p}} for p in pieces),
+    ]
+    out = [
+        openai_chat.ChatCompletionChunk.model_validate(
+            {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [c]}, "finish_reason": None}]}
+        )
+        for c in chunks
+    ]
+    out.append(
+        openai_chat.ChatCompletionChunk.model_validate(
+            {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+        )
+    )
+    return out
+
+
+def anthropic_events() -> list[Any]:
+    raw = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Reading."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"path": "notes/a.txt", '}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '"lines": [1, 2, 3]}'}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_stop"},
+    ]
+    kinds = {
+        "content_block_start": anthropic_types.RawContentBlockStartEvent,
+        "content_block_delta": anthropic_types.RawContentBlockDeltaEvent,
+        "content_block_stop": anthropic_types.RawContentBlockStopEvent,
+        "message_stop": anthropic_types.RawMessageStopEvent,
+    }
+    return [kinds[e["type"]].model_validate(e) for e in raw]
+
+
+def responses_events() -> list[Any]:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_42", "name": "read_file", "arguments": "", "status": "in_progress"}
+    done = {**item, "arguments": json.dumps(ARGS), "status": "completed"}
+    return [
+        openai_responses.ResponseOutputItemAddedEvent.model_validate({"type": "response.output_item.added", "output_index": 0, "item": item, "sequence_number": 1}),
+        openai_responses.ResponseFunctionCallArgumentsDeltaEvent.model_validate(
+            {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": json.dumps(ARGS)[:10], "sequence_number": 2}
+        ),
+        openai_responses.ResponseFunctionCallArgumentsDeltaEvent.model_validate(
+            {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": json.dumps(ARGS)[10:], "sequence_number": 3}
+        ),
+        openai_responses.ResponseOutputItemDoneEvent.model_validate({"type": "response.output_item.done", "output_index": 0, "item": done, "sequence_number": 4}),
+    ]
+
+
+def ollama_parts() -> list[Any]:
+    return [
+        ollama.ChatResponse(model="q", message=ollama.Message(role="assistant", content="Reading."), done=False),
+        ollama_reply(),
+    ]
+
+
+STREAMS: dict[str, Callable[[], list[Any]]] = {
+    "openai": openai_chunks,
+    "anthropic": anthropic_events,
+    "responses": responses_events,
+    "ollama": ollama_parts,
+}
+
+
+@pytest.mark.parametrize("sdk", sorted(STREAMS))
+def test_sdk_stream_objects_assemble_the_call(sdk: str) -> None:
+    acc = toolmend.ToolCallAccumulator(registry())
+    events = [e for chunk in STREAMS[sdk]() for e in acc.feed(chunk)]
+    assert events and events[0].kind == "started"
+    result = acc.finish()
+    assert result.ok, result.errors
+    (call,) = result.calls
+    assert (call.name, call.arguments) == ("read_file", ARGS)
+
+
+@pytest.mark.parametrize("sdk", sorted(STREAMS))
+def test_stream_objects_and_their_dicts_agree(sdk: str) -> None:
+    def run(chunks: list[Any]) -> list[tuple[Any, ...]]:
+        acc = toolmend.ToolCallAccumulator()
+        kinds = [e.kind for c in chunks for e in acc.feed(c)]
+        # Ollama sends no ids: each run makes fresh ones.
+        return [(kinds, None if sdk == "ollama" else c.id, c.name, c.arguments, c.index) for c in acc.finish().calls]
+
+    objects = STREAMS[sdk]()
+    assert run(objects) == run([o.model_dump(mode="json") for o in objects])
+
+
+def test_decoded_sse_payloads_go_in_one_message_at_a_time() -> None:
+    acc = toolmend.ToolCallAccumulator()
+    for chunk in openai_chunks()[:-1]:  # no finish_reason: the stream's [DONE] ends it
+        acc.feed_data(chunk.model_dump_json())
+    # [DONE] ends the turn: the call is complete and handed out by completed().
+    assert [e.kind for e in acc.feed_data("[DONE]")] == ["completed"]
+    (call,) = acc.completed().calls
+    assert call.arguments == ARGS
+    # A keep-alive or a line that is no JSON object says nothing.
+    assert acc.feed_data(": keep-alive") == [] and acc.feed_data("") == []
+
+
+def test_feed_data_is_not_raw_wire_text() -> None:
+    # The same chunk given to feed() as str is a raw stream line without "data: ": it has no newline
+    # yet, so nothing happens until it ends; feed_data reads it at once.
+    payload = openai_chunks()[0].model_dump_json()
+    assert toolmend.ToolCallAccumulator().feed(payload) == []
+    assert [e.kind for e in toolmend.ToolCallAccumulator().feed_data(payload)] == ["started", "name"]

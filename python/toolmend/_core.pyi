@@ -428,9 +428,13 @@ class ToolCallAccumulator:
         max_depth: int = ...,
         timeout_ms: int = ...,
     ) -> None: ...
-    def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray) -> list[StreamEvent]:
-        """Takes one chunk (an OpenAI chunk or delta, an Ollama line, raw SSE or NDJSON bytes split
-        anywhere, or a ToolCallDelta) and returns the events it caused."""
+    def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray | object) -> list[StreamEvent]:
+        """Takes one chunk (an OpenAI chunk or delta, an Ollama line, an Anthropic or Responses API
+        stream event, as a dict or the SDK's object; raw SSE or NDJSON bytes split anywhere; or a
+        ToolCallDelta) and returns the events it caused."""
+    def feed_data(self, data: str | bytes) -> list[StreamEvent]:
+        """Takes one decoded message of a stream (httpx-sse's `sse.data`, one NDJSON line): one
+        whole JSON chunk, not raw wire text; `[DONE]` ends the turn."""
     def extend_arguments(self, index: int, text: str, /) -> Any:
         """Appends argument text to call `index` and returns partial(index); builds no events."""
     def completed(self) -> ParseResult:

@@ -17,7 +17,7 @@ use crate::live_view::{catch_up, read_whole, whole_view, LiveView};
 use crate::pipeline::PyHost;
 use crate::registry::PyToolRegistry;
 use crate::response::{into_classes, ParseResult};
-use crate::wire::{Obj, PyParser};
+use crate::wire::{plain, Obj, PyParser};
 
 /// One fragment of one tool call, for callers that read the wire themselves.
 #[pyclass(module = "toolmend", frozen, get_all)]
@@ -145,12 +145,31 @@ impl ToolCallAccumulator {
                 complete: d.complete,
             };
             self.reader.feed_delta(delta, &mut sink)?;
-        } else if chunk.is_instance_of::<PyDict>() {
-            self.reader.feed_chunk(&Obj(chunk.clone()), &mut sink)?;
         } else {
-            let bytes = input_bytes(chunk)?;
-            self.reader.feed_bytes(&bytes, &PyParser(py), &mut sink)?;
+            // A dict, or an SDK's chunk or event object read as the dict of its fields.
+            let value = plain(chunk.clone());
+            if value.is_instance_of::<PyDict>() {
+                self.reader.feed_chunk(&Obj(value), &mut sink)?;
+            } else {
+                let bytes = input_bytes(chunk)?;
+                self.reader.feed_bytes(&bytes, &PyParser(py), &mut sink)?;
+            }
         }
+        Ok(events)
+    }
+
+    /// Takes one decoded message of a stream, as httpx-sse's `sse.data` or an NDJSON line
+    /// (str or bytes): one whole JSON chunk, not raw wire text; `[DONE]` ends the turn. Returns
+    /// the events it caused.
+    fn feed_data(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<StreamEvent>> {
+        let mut events = Vec::new();
+        let views = &mut self.views;
+        let mut sink = |calls: &Accumulator, event: Event| {
+            events.push(stream_event(py, views, calls, event));
+            Ok(())
+        };
+        let bytes = input_bytes(data)?;
+        self.reader.feed_payload(&bytes, &PyParser(py), &mut sink)?;
         Ok(events)
     }
 

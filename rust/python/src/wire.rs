@@ -20,6 +20,7 @@ fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
         Key::CallId => intern!(py, "call_id"),
         Key::Choices => intern!(py, "choices"),
         Key::Content => intern!(py, "content"),
+        Key::ContentBlock => intern!(py, "content_block"),
         Key::Delta => intern!(py, "delta"),
         Key::Done => intern!(py, "done"),
         Key::Error => intern!(py, "error"),
@@ -29,10 +30,13 @@ fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
         Key::Index => intern!(py, "index"),
         Key::Input => intern!(py, "input"),
         Key::InvalidToolCalls => intern!(py, "invalid_tool_calls"),
+        Key::Item => intern!(py, "item"),
         Key::Message => intern!(py, "message"),
         Key::Name => intern!(py, "name"),
         Key::Object => intern!(py, "object"),
         Key::Output => intern!(py, "output"),
+        Key::OutputIndex => intern!(py, "output_index"),
+        Key::PartialJson => intern!(py, "partial_json"),
         Key::Response => intern!(py, "response"),
         Key::Role => intern!(py, "role"),
         Key::Text => intern!(py, "text"),
@@ -156,6 +160,7 @@ pub(crate) fn plain(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
         || value.is_instance_of::<PyInt>()
         || value.is_instance_of::<PyFloat>()
         || value.is_instance_of::<PyBytes>()
+        || value.is_instance_of::<PyByteArray>()
     {
         return value;
     }

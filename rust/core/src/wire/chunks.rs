@@ -5,6 +5,7 @@
 use crate::limits::Limits;
 use crate::stream::{Accumulator, Delta, Event};
 
+use super::envelope::kind_of;
 use super::framing::{line_kind, Frame, LineFramer, LineKind};
 use super::value::{ErrorOf, JsonLike, Key, Parser};
 
@@ -71,13 +72,21 @@ impl StreamReader {
         self.emit(events, sink)
     }
 
-    /// One chunk as a value: an OpenAI chunk, an Ollama line, or a bare delta
-    /// (`{"tool_calls": [...]}`) as some clients pass it on.
+    /// One chunk as a value: an OpenAI chunk, an Ollama line, an Anthropic or Responses API
+    /// stream event, or a bare delta (`{"tool_calls": [...]}`) as some clients pass it on.
     pub fn feed_chunk<V: JsonLike>(
         &mut self,
         chunk: &V,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
     ) -> Result<(), V::Error> {
+        if let Some(kind) = chunk.get(Key::Type) {
+            if let Some(delta) = self.typed_event(chunk, kind.as_str()?.unwrap_or_default())? {
+                return match delta {
+                    Some(delta) => self.feed_delta(delta, sink),
+                    None => self.end_of_turn(sink),
+                };
+            }
+        }
         if let Some(choices) = chunk.get(Key::Choices).and_then(|c| c.items()) {
             for choice in choices.iter().filter(|c| c.is_object()) {
                 if let Some(delta) = choice.get(Key::Delta).filter(JsonLike::is_object) {
@@ -106,6 +115,22 @@ impl StreamReader {
             return Ok(());
         }
         self.feed_deltas(chunk, sink)
+    }
+
+    /// One decoded message of a stream, as a client's own SSE reader (httpx-sse, an SDK's
+    /// iterator) hands it out: an event's `data` or one NDJSON line. `[DONE]` ends the turn;
+    /// text that is not a JSON object (a keep-alive) says nothing about any call.
+    pub fn feed_payload<P: Parser>(
+        &mut self,
+        payload: &[u8],
+        parser: &P,
+        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+    ) -> Result<(), ErrorOf<P::Value>> {
+        let payload = payload.trim_ascii();
+        if payload == b"[DONE]" {
+            return self.end_of_turn(sink);
+        }
+        self.read_line(payload, parser, sink).map(drop)
     }
 
     /// Raw bytes of an SSE or NDJSON stream, split anywhere. Lines are parsed by `parser`; a
@@ -265,6 +290,93 @@ impl StreamReader {
         events
             .into_iter()
             .try_for_each(|event| sink(&self.calls, event))
+    }
+
+    /// A stream event named by its `type`: Anthropic's Messages stream (`content_block_start`
+    /// of a `tool_use` block, `input_json_delta` pieces, `content_block_stop`, `message_stop`)
+    /// and the Responses API's (`response.output_item.added` of a `function_call`, argument
+    /// `delta`s, `response.output_item.done`, `response.completed`). The call's index is the
+    /// block's or output item's. `Some(None)` ends the turn; None when the event is none of
+    /// these (or carries nothing about a call).
+    #[allow(clippy::option_option)]
+    fn typed_event<V: JsonLike>(
+        &self,
+        event: &V,
+        kind: &str,
+    ) -> Result<Option<Option<Delta>>, V::Error> {
+        let index = |key| event.get(key).and_then(|i| i.as_index());
+        let text = |v: Option<V>| -> Result<Option<String>, V::Error> {
+            Ok(match v {
+                Some(v) => v.as_str()?.map(str::to_owned),
+                None => None,
+            })
+        };
+        let delta = |index, id, name, arguments, complete| Delta {
+            index,
+            id,
+            name,
+            arguments,
+            complete,
+        };
+        Ok(Some(match kind {
+            "content_block_start" | "response.output_item.added" => {
+                let (Some(index), Some(item)) = (
+                    index(Key::Index).or_else(|| index(Key::OutputIndex)),
+                    event
+                        .get(Key::ContentBlock)
+                        .or_else(|| event.get(Key::Item)),
+                ) else {
+                    return Ok(None);
+                };
+                let block = kind_of(&item)?;
+                if !matches!(block.as_deref(), Some("tool_use" | "function_call")) {
+                    return Ok(None);
+                }
+                let id = item.get(Key::CallId).or_else(|| item.get(Key::Id));
+                // Anthropic starts a block with its `input` empty ({}); its text comes in pieces.
+                let arguments = text(item.get(Key::Arguments))?;
+                Some(delta(
+                    index,
+                    text(id)?,
+                    text(item.get(Key::Name))?,
+                    arguments,
+                    false,
+                ))
+            }
+            "content_block_delta" => {
+                let (Some(index), Some(piece)) = (index(Key::Index), event.get(Key::Delta)) else {
+                    return Ok(None);
+                };
+                let Some(json) = text(piece.get(Key::PartialJson))? else {
+                    return Ok(None);
+                };
+                Some(delta(index, None, None, Some(json), false))
+            }
+            "response.function_call_arguments.delta" => {
+                let Some(index) = index(Key::OutputIndex) else {
+                    return Ok(None);
+                };
+                Some(delta(
+                    index,
+                    None,
+                    None,
+                    text(event.get(Key::Delta))?,
+                    false,
+                ))
+            }
+            "content_block_stop" | "response.output_item.done" => {
+                let Some(index) = index(Key::Index).or_else(|| index(Key::OutputIndex)) else {
+                    return Ok(None);
+                };
+                // Text blocks end too: only a call that was started is complete.
+                if self.calls.slot_of(index).is_none() {
+                    return Ok(None);
+                }
+                Some(delta(index, None, None, None, true))
+            }
+            "message_stop" | "response.completed" | "response.incomplete" => None,
+            _ => return Ok(None),
+        }))
     }
 
     /// OpenAI deltas: argument text in pieces, the call's index on the entry (its place in the

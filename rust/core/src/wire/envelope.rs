@@ -175,7 +175,7 @@ pub fn reply_of<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
         // The Responses API: `message` items hold text parts, `function_call` items are calls.
         let mut parts = ReplyMessage::text(None);
         for item in &output {
-            match kind(item)?.as_deref() {
+            match kind_of(item)?.as_deref() {
                 Some("function_call") => parts.tool_calls.push(item.clone()),
                 Some("message") => {
                     let text = item
@@ -215,8 +215,8 @@ pub fn reply_of<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
     Ok(Reply::NotAReply(reply.type_name()))
 }
 
-/// The `type` of a content block or output item.
-fn kind<V: JsonLike>(value: &V) -> Result<Option<String>, V::Error> {
+/// The `type` of a content block, output item or stream event.
+pub(crate) fn kind_of<V: JsonLike>(value: &V) -> Result<Option<String>, V::Error> {
     match value.get(Key::Type) {
         Some(t) => Ok(t.as_str()?.map(str::to_owned)),
         None => Ok(None),
@@ -253,7 +253,7 @@ fn content_text<V: JsonLike>(content: &V, calls: &mut Vec<V>) -> Result<Option<S
     };
     let mut text = None;
     for part in &parts {
-        match kind(part)?.as_deref() {
+        match kind_of(part)?.as_deref() {
             Some("tool_use" | "function_call") => calls.push(part.clone()),
             _ => {
                 if let Some(t) = part.get(Key::Text) {

@@ -269,3 +269,66 @@ fn a_line_too_long_with_no_call_open_is_reported_after_the_last_index() {
     let (_, split) = read_bytes(limits, &chunks);
     assert_eq!(split, calls);
 }
+
+/// Feeds chunk values, and returns every call (finished) and the kinds of the events.
+fn read_values(chunks: &[Value]) -> (Vec<EventKind>, Calls) {
+    let mut reader = StreamReader::new(Limits::default());
+    let mut events = Vec::new();
+    let mut sink = |_: &Accumulator, e: Event| {
+        events.push(e.kind());
+        Ok::<(), Infallible>(())
+    };
+    for chunk in chunks {
+        reader.feed_chunk(chunk, &mut sink).unwrap();
+    }
+    (events, reader.calls_mut().finish())
+}
+
+#[test]
+fn anthropic_stream_events_assemble_tool_use_blocks() {
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Checking."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": ""}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"city\": \"Pa"}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "ris\"}"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+        json!({"type": "message_stop"}),
+    ];
+    let (kinds, calls) = read_values(&events);
+    assert_eq!(
+        summary(&calls),
+        [(
+            1,
+            Some("toolu_1".into()),
+            "get_weather".into(),
+            r#"{"city": "Paris"}"#.into()
+        )]
+    );
+    assert_eq!(kinds.first(), Some(&EventKind::Started));
+    assert!(kinds.contains(&EventKind::Completed));
+}
+
+#[test]
+fn responses_stream_events_assemble_function_calls() {
+    let events = [
+        json!({"type": "response.created", "response": {"id": "resp_1", "output": []}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "m", "content": []}}),
+        json!({"type": "response.output_text.delta", "output_index": 0, "delta": "Sure."}),
+        json!({"type": "response.output_item.added", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_7", "name": "f", "arguments": ""}}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 1, "delta": "{\"a\": "}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 1, "delta": "1}"}),
+        json!({"type": "response.function_call_arguments.done", "item_id": "fc_1", "output_index": 1, "arguments": "{\"a\": 1}"}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_7", "name": "f", "arguments": "{\"a\": 1}"}}),
+        json!({"type": "response.completed", "response": {"id": "resp_1"}}),
+    ];
+    let (_, calls) = read_values(&events);
+    assert_eq!(
+        summary(&calls),
+        [(1, Some("call_7".into()), "f".into(), r#"{"a": 1}"#.into())]
+    );
+}
