@@ -256,6 +256,7 @@ class ToolCall:
         raw_arguments: Any = None,
         repairs: list[Repair] = ...,
         choice: int = 0,
+        truncated: bool = False,
     ) -> None:
         """A call built by hand (to test an agent, or to replay one); `id` defaults to a fresh one."""
     def as_dict(self) -> dict[str, Any]:
@@ -289,6 +290,9 @@ class ToolCall:
     def choice(self) -> int:
         """Which choice of a multi-choice reply (`n` > 1) the call came from; 0 for a reply with one."""
     @property
+    def truncated(self) -> bool:
+        """The arguments were cut off and mended into what they held (taken only with `allow_truncated=True`)."""
+    @property
     def source(self) -> str:
         """Where the call was found: "tool_calls", "stream", or a text format ("hermes", "mistral", ...)."""
 
@@ -317,6 +321,9 @@ class ToolCallError:
     @property
     def choice(self) -> int:
         """Which choice of a multi-choice reply the call came from."""
+    @property
+    def arguments(self) -> dict[str, Any] | None:
+        """For a call cut off (TLP-010): its arguments mended into what they held; else None."""
     @property
     def validation(self) -> tuple[FieldError, ...]:
         """The schema errors (FieldError) when the arguments did not match the tool's schema."""
@@ -354,6 +361,7 @@ def parse_response(
     max_size: int = ...,
     max_depth: int = ...,
     timeout_ms: int = ...,
+    allow_truncated: bool = False,
 ) -> ParseResult:
     """The checked tool calls of an Ollama /api/chat reply or an OpenAI-compatible chat completion.
 
@@ -427,6 +435,7 @@ class ToolCallAccumulator:
         max_size: int = ...,
         max_depth: int = ...,
         timeout_ms: int = ...,
+        allow_truncated: bool = False,
     ) -> None: ...
     def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray | object) -> list[StreamEvent]:
         """Takes one chunk (an OpenAI chunk or delta, an Ollama line, an Anthropic or Responses API
@@ -457,6 +466,7 @@ class TextCallParser:
         max_size: int = ...,
         max_depth: int = ...,
         timeout_ms: int = ...,
+        allow_truncated: bool = False,
     ) -> None: ...
     def feed(self, token: str) -> list[str | ToolCall | ToolCallError]:
         """One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order."""

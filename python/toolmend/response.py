@@ -28,6 +28,7 @@ def parse_response(
     max_size: int = DEFAULT_LIMITS["max_size"],
     max_depth: int = DEFAULT_LIMITS["max_depth"],
     timeout_ms: int = DEFAULT_LIMITS["timeout_ms"],
+    allow_truncated: bool = False,
 ) -> ParseResult:
     """The tool calls of a model's reply: Ollama ``/api/chat``, an OpenAI-compatible chat completion
     (every choice), the Responses API, Anthropic Messages or a LangChain message.
@@ -36,7 +37,13 @@ def parse_response(
     ollama, anthropic and LangChain objects are read by their fields, not imported); text that is
     not a JSON reply is read as the message content itself. A provider's error body is one
     ``TLP-011`` error, an object that is no reply one ``TLP-009`` error: never ``ok`` with calls
-    lost. Each call says which ``choice`` it came from; ``text`` is the first choice's. Calls come from ``tool_calls`` and, with
+    lost. Each call says which ``choice`` it came from; ``text`` is the first choice's.
+
+    A call whose arguments were cut off (the reply ended inside a string or a literal, or after a
+    key, ``:`` or ``,``; or, when the reply says it stopped at the token limit, any call that needed
+    mending at its end) is a ``TLP-010`` error whose ``arguments`` hold the mended part; with
+    ``allow_truncated`` it is taken as a ``ToolCall`` with ``truncated=True``. Arguments whose last
+    member is whole and that only lack their closing braces are a forgotten brace and are mended. Calls come from ``tool_calls`` and, with
     ``text_calls``, from calls the model wrote in its content (Hermes ``<tool_call>``, Mistral
     ``[TOOL_CALLS]``, Llama ``<|python_tag|>``, fenced or bare JSON, pythonic lists, ...). Each
     call's name is checked, its arguments parsed (repaired when ``repair``) within the limits
@@ -53,6 +60,7 @@ def parse_response(
         max_size=max_size,
         max_depth=max_depth,
         timeout_ms=timeout_ms,
+        allow_truncated=allow_truncated,
     )
     if not result.ok and logger.isEnabledFor(logging.DEBUG):
         # DEBUG: the refusal is returned as a value, which the caller handles; a WARNING here would report

@@ -48,6 +48,9 @@ pub struct ToolCall {
     /// Which choice of a multi-choice reply the call came from (0 for a reply with one).
     #[pyo3(get)]
     choice: usize,
+    /// The arguments were cut off and mended into what they held (taken with allow_truncated).
+    #[pyo3(get)]
+    truncated: bool,
     /// Where the call was found: "tool_calls" (the structured field), "stream", or a text
     /// format ("hermes", "mistral", "bare_json", ...). Interned: one str per format.
     #[pyo3(get)]
@@ -75,6 +78,7 @@ impl ToolCall {
             log: call.repairs,
             index: call.index,
             choice: call.choice,
+            truncated: call.truncated,
             source: source_name(py, call.source),
         }
     }
@@ -90,7 +94,7 @@ impl ToolCall {
     /// A call built by hand (to test an agent, or to replay one); `repairs` are Repair objects.
     /// The arguments object is kept as given.
     #[new]
-    #[pyo3(signature = (name, arguments, id=None, index=0, source="tool_calls", raw_arguments=None, repairs=Vec::new(), choice=0))]
+    #[pyo3(signature = (name, arguments, id=None, index=0, source="tool_calls", raw_arguments=None, repairs=Vec::new(), choice=0, truncated=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -102,6 +106,7 @@ impl ToolCall {
         raw_arguments: Option<Py<PyAny>>,
         repairs: Vec<PyRef<'_, Repair>>,
         choice: usize,
+        truncated: bool,
     ) -> Self {
         ToolCall {
             id: id.map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
@@ -111,6 +116,7 @@ impl ToolCall {
             log: repairs.iter().map(|r| r.to_core()).collect(),
             index,
             choice,
+            truncated,
             source: PyString::intern(py, source).unbind(),
         }
     }
@@ -136,6 +142,7 @@ impl ToolCall {
             raw,
             repairs,
             this.choice,
+            this.truncated,
         )
             .into_pyobject(py)?;
         Ok((slf.get_type().into_any(), args))
@@ -149,6 +156,7 @@ impl ToolCall {
         let other = other.get();
         Ok(self.index == other.index
             && self.choice == other.choice
+            && self.truncated == other.truncated
             && self.id.bind(py).as_any().eq(other.id.bind(py))?
             && self.name.bind(py).as_any().eq(other.name.bind(py))?
             && self.source.bind(py).as_any().eq(other.source.bind(py))?
@@ -220,6 +228,9 @@ impl ToolCall {
         if self.choice != 0 {
             fields.push(("choice", py_value(py, self.choice)?));
         }
+        if self.truncated {
+            fields.push(("truncated", py_value(py, true)?));
+        }
         fields.push(("source", self.source.bind(py).clone().into_any()));
         fields.push(("repairs", py_value(py, self.log.len())?));
         class_repr(py, "ToolCall", fields)
@@ -245,6 +256,9 @@ pub struct ToolCallError {
     /// Which choice of a multi-choice reply the call came from.
     #[pyo3(get)]
     choice: usize,
+    /// For a call cut off (TLP-010): its arguments mended into what they held; else None.
+    #[pyo3(get)]
+    arguments: Option<Py<PyAny>>,
     /// The schema errors (FieldError) when the arguments did not match the tool's schema.
     #[pyo3(get)]
     validation: Py<PyTuple>,
@@ -267,6 +281,7 @@ impl ToolCallError {
             position: failure.position,
             index: rejected.index,
             choice: rejected.choice,
+            arguments: rejected.partial.map(|p| p.0.unbind()),
             validation: PyTuple::new(py, failure.violations.into_iter().map(FieldError::from))?
                 .unbind(),
             suggestion: failure.suggestion,
@@ -375,7 +390,7 @@ pub(crate) fn into_classes(
 
 /// Turns a model's reply into checked tool calls; see the Python docstring.
 #[pyfunction]
-#[pyo3(signature = (body, registry=None, *, repair=true, text_calls=true, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms))]
+#[pyo3(signature = (body, registry=None, *, repair=true, text_calls=true, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn parse_response<'py>(
     py: Python<'py>,
@@ -386,10 +401,11 @@ pub fn parse_response<'py>(
     max_size: usize,
     max_depth: usize,
     timeout_ms: u64,
+    allow_truncated: bool,
 ) -> PyResult<ParseResult> {
     let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
     let host = PyHost::new(py, registry.as_deref());
-    let mut pipeline = Pipeline::new(&host, limits, repair);
+    let mut pipeline = Pipeline::new(&host, limits, repair).allow_truncated(allow_truncated);
     let reply = read_reply(py, body, &limits)?;
     let text = check_reply(&mut pipeline, reply, text_calls)?;
     ParseResult::from_pipeline(py, pipeline, text)

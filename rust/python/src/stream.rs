@@ -105,17 +105,20 @@ pub struct ToolCallAccumulator {
     registry: Option<Py<PyToolRegistry>>,
     /// partial()'s live views, by the core's call slot.
     views: Vec<LiveView>,
+    /// Calls cut off are taken, marked `truncated` (else refused with TLP-010).
+    allow_truncated: bool,
 }
 
 #[pymethods]
 impl ToolCallAccumulator {
     #[new]
-    #[pyo3(signature = (registry=None, *, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms))]
+    #[pyo3(signature = (registry=None, *, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
     fn new(
         registry: Option<Py<PyToolRegistry>>,
         max_size: usize,
         max_depth: usize,
         timeout_ms: u64,
+        allow_truncated: bool,
     ) -> PyResult<Self> {
         let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
         Ok(ToolCallAccumulator {
@@ -123,6 +126,7 @@ impl ToolCallAccumulator {
             limits,
             registry,
             views: Vec::new(),
+            allow_truncated,
         })
     }
 
@@ -311,7 +315,9 @@ impl ToolCallAccumulator {
     ) -> PyResult<ParseResult> {
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
         let host = PyHost::new(py, registry.as_deref());
-        let mut pipeline = Pipeline::new(&host, self.limits, true);
+        let mut pipeline =
+            Pipeline::new(&host, self.limits, true).allow_truncated(self.allow_truncated);
+        pipeline.set_cut_by_length(self.reader.cut_by_length());
         check_stream(&mut pipeline, assembled, |call| {
             whole_view(py, &self.views, call).map(Obj)
         })?;
@@ -328,18 +334,21 @@ pub struct TextCallParser {
     registry: Option<Py<PyToolRegistry>>,
     /// Calls handed out so far: the next call's index.
     next_index: usize,
+    /// Calls cut off are taken, marked `truncated` (else refused with TLP-010).
+    allow_truncated: bool,
 }
 
 #[pymethods]
 impl TextCallParser {
     #[new]
-    #[pyo3(signature = (registry=None, *, max_buffer=50_000, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms))]
+    #[pyo3(signature = (registry=None, *, max_buffer=50_000, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
     fn new(
         registry: Option<Py<PyToolRegistry>>,
         max_buffer: usize,
         max_size: usize,
         max_depth: usize,
         timeout_ms: u64,
+        allow_truncated: bool,
     ) -> PyResult<Self> {
         let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
         Ok(TextCallParser {
@@ -347,6 +356,7 @@ impl TextCallParser {
             limits,
             registry,
             next_index: 0,
+            allow_truncated,
         })
     }
 
@@ -383,7 +393,8 @@ impl TextCallParser {
             match event {
                 TextEvent::Text(text) => out.push(PyString::new(py, &text).into_any().unbind()),
                 TextEvent::Calls(found) => {
-                    let mut pipeline = Pipeline::new(&host, self.limits, true);
+                    let mut pipeline = Pipeline::new(&host, self.limits, true)
+                        .allow_truncated(self.allow_truncated);
                     for call in found {
                         pipeline.run(Candidate::found(&host, call, self.next_index))?;
                         self.next_index += 1;

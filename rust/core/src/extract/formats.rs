@@ -354,6 +354,7 @@ pub(super) fn read_block(
                 },
                 position: body_start + lead,
             }),
+            cut: false,
         }]
     } else {
         calls
@@ -399,6 +400,7 @@ fn read_body(
             format: fmt.name,
             repairs: Vec::new(),
             error: None,
+            cut: false,
         }
     };
     let calls = match fmt.body {

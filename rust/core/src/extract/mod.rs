@@ -48,6 +48,9 @@ pub struct FoundCall {
     /// Set when the call's text could not be read even after repair: the call is reported, not
     /// lost. `arguments` then holds the text that was tried.
     pub error: Option<crate::Error>,
+    /// The text ended inside the call's arguments (see `repair::ends_cut_off`): what was
+    /// mended is the start of a call, not a whole one.
+    pub cut: bool,
 }
 
 /// The calls found in a reply's text and the text with them cut out.
@@ -210,6 +213,7 @@ impl Clock {
                 },
                 position,
             }),
+            cut: false,
         }
     }
 }

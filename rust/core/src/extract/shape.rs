@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::FoundCall;
 use crate::limits::Limits;
+use crate::repair::ends_cut_off;
 use crate::repair::{repair, Repair};
 
 /// Keys that name the tool, in the order they are tried (Hermes and Llama say `name`,
@@ -158,6 +159,7 @@ impl JsonCalls<'_> {
                     position: start + error.position,
                     ..error
                 }),
+                cut: false,
             }],
             Context::Prose => Vec::new(),
         };
@@ -192,6 +194,10 @@ impl JsonCalls<'_> {
                 call.repairs = repairs.clone();
                 calls.push(call);
             }
+        }
+        // Only the call the text ended in can be cut off.
+        if let Some(last) = calls.last_mut() {
+            last.cut = ends_cut_off(body.as_bytes(), &repaired.repairs);
         }
         calls
     }
@@ -240,6 +246,7 @@ pub(super) fn call_from_object(object: &Map<String, Value>, context: Context) ->
         format: "",
         repairs: Vec::new(),
         error: None,
+        cut: false,
     })
 }
 
@@ -354,6 +361,7 @@ pub(super) fn pythonic_calls(
             format,
             repairs: Vec::new(),
             error: None,
+            cut: false,
         });
     }
     calls

@@ -23,7 +23,7 @@ use std::sync::{Arc, OnceLock};
 use crate::error::{Error, ErrorCode};
 use crate::extract::{check_name, FoundCall};
 use crate::limits::Limits;
-use crate::repair::Repair;
+use crate::repair::{ends_cut_off, Repair, RepairKind};
 use crate::schema::{Registry, Tool, Violation};
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{ErrorOf, JsonLike};
@@ -116,6 +116,9 @@ pub struct Candidate<V> {
     /// Why the call's text could not be read at all (a text format's JSON beyond repair, a
     /// streamed call over the limits); reported once the name has been checked.
     pub unreadable: Option<Failure>,
+    /// The text the call was found in ended inside its arguments (a text format's block, a
+    /// stream's arguments); the `tool_calls` field's text arguments are looked at when read.
+    pub cut: bool,
 }
 
 impl<V> Candidate<V> {
@@ -131,6 +134,7 @@ impl<V> Candidate<V> {
             raw: None,
             index,
             source: CallSource::Text(call.format),
+            cut: call.cut,
             repairs: call.repairs,
             unreadable: call.error.as_ref().map(Failure::unparsed),
         }
@@ -150,6 +154,7 @@ impl<V> Candidate<V> {
             raw: Some(host.string(&call.raw_arguments)),
             index: call.index,
             source: CallSource::Stream,
+            cut: ends_cut_off(call.raw_arguments.as_bytes(), &call.repairs),
             repairs: call.repairs,
             unreadable: None,
         }
@@ -165,6 +170,7 @@ impl<V> Candidate<V> {
             index: call.index,
             source: CallSource::Stream,
             repairs: Vec::new(),
+            cut: false,
             unreadable: Some(Failure {
                 position: call.position,
                 ..Failure::new(call.code, call.message, call.suggestion)
@@ -190,6 +196,9 @@ pub struct CheckedCall<V> {
     pub source: CallSource,
     /// Repairs made to find the call and to its arguments.
     pub repairs: Vec<Repair>,
+    /// The arguments were cut off and mended into what they held so far (taken only with
+    /// `allow_truncated`).
+    pub truncated: bool,
 }
 
 /// A call that cannot be used, and why. Other calls are not affected.
@@ -201,6 +210,8 @@ pub struct RejectedCall<V> {
     pub index: usize,
     /// Which choice of the reply the call came from.
     pub choice: usize,
+    /// The arguments mended into what they held so far, for a call that was cut off (TLP-010).
+    pub partial: Option<V>,
 }
 
 /// The steps that belong to a backend: making values, reading argument text into them,
@@ -267,6 +278,11 @@ pub struct Pipeline<'h, H: Host> {
     ids: HashSet<String>,
     /// The choice whose calls are being checked.
     choice: usize,
+    /// The reply said it stopped at the token limit (`length`): a call mended in any way that
+    /// the end of the text explains was cut off, even one that only lacks its closers.
+    cut_by_length: bool,
+    /// Calls cut off are taken (marked `truncated`) rather than refused with TLP-010.
+    allow_truncated: bool,
 }
 
 impl<'h, H: Host> Pipeline<'h, H> {
@@ -282,7 +298,20 @@ impl<'h, H: Host> Pipeline<'h, H> {
             field_keys: HashMap::new(),
             ids: HashSet::new(),
             choice: 0,
+            cut_by_length: false,
+            allow_truncated: false,
         }
+    }
+
+    /// Takes calls whose arguments were cut off, marked `truncated`, instead of refusing them.
+    pub fn allow_truncated(mut self, allow: bool) -> Self {
+        self.allow_truncated = allow;
+        self
+    }
+
+    /// Whether the reply (or the choice) stopped at the token limit.
+    pub fn set_cut_by_length(&mut self, cut: bool) {
+        self.cut_by_length = cut;
     }
 
     /// Starts on the calls of another choice of the reply: the choices are alternative answers,
@@ -317,8 +346,9 @@ impl<'h, H: Host> Pipeline<'h, H> {
             Arguments::Given(a) => Some(a.clone()),
             _ => None,
         });
-        match self.check(&c, name) {
-            Ok((arguments, repairs)) => {
+        let (failure, partial) = match self.check(&c, name) {
+            Ok((arguments, _, true)) if !self.allow_truncated => (cut_off(), Some(arguments)),
+            Ok((arguments, repairs, truncated)) => {
                 if c.source != CallSource::ToolCalls && self.repeats_a_call(name, &arguments) {
                     return Ok(());
                 }
@@ -350,21 +380,23 @@ impl<'h, H: Host> Pipeline<'h, H> {
                     choice: self.choice,
                     source: c.source,
                     repairs: all,
+                    truncated,
                 });
+                return Ok(());
             }
-            Err(failure) => {
-                let tool_name = name
-                    .map(str::to_owned)
-                    .or_else(|| c.name.as_ref().and_then(JsonLike::display));
-                self.errors.push(RejectedCall {
-                    failure,
-                    tool_name,
-                    raw,
-                    index: c.index,
-                    choice: self.choice,
-                });
-            }
-        }
+            Err(failure) => (failure, None),
+        };
+        let tool_name = name
+            .map(str::to_owned)
+            .or_else(|| c.name.as_ref().and_then(JsonLike::display));
+        self.errors.push(RejectedCall {
+            failure,
+            tool_name,
+            raw,
+            index: c.index,
+            choice: self.choice,
+            partial,
+        });
         Ok(())
     }
 
@@ -376,6 +408,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             raw: None,
             index,
             choice: self.choice,
+            partial: None,
         });
     }
 
@@ -401,12 +434,14 @@ impl<'h, H: Host> Pipeline<'h, H> {
         }
     }
 
-    /// The checks in the order of the pipeline: function, name, arguments, tool, schema.
+    /// The checks in the order of the pipeline: function, name, arguments, tool, schema. Also
+    /// says whether the arguments were cut off: such a call is not checked further unless cut
+    /// calls are allowed (it is refused with TLP-010 then).
     fn check(
         &self,
         c: &Candidate<H::Value>,
         name: Option<&str>,
-    ) -> Result<(H::Value, Vec<Repair>), Failure> {
+    ) -> Result<(H::Value, Vec<Repair>, bool), Failure> {
         if matches!(c.arguments, Arguments::NoFunction) {
             return Err(Failure::new(
                 ErrorCode::MissingFunction,
@@ -452,15 +487,17 @@ impl<'h, H: Host> Pipeline<'h, H> {
         let tool = registry.map(|r| r.get(name));
         let registry_walks = matches!(tool, Some(Ok(_)))
             && registry.is_some_and(|r| *r.limits() == self.limits_no_deadline());
-        let (value, repairs) = match &c.arguments {
-            Arguments::NoFunction | Arguments::Missing => (self.host.empty_object(), Vec::new()),
+        let (value, repairs, cut) = match &c.arguments {
+            Arguments::NoFunction | Arguments::Missing => {
+                (self.host.empty_object(), Vec::new(), false)
+            }
             // No walk where the registry walks anyway or the stream held the limits.
             Arguments::Given(a) if a.is_object() && (registry_walks || c.raw.is_some()) => {
-                (a.clone(), Vec::new())
+                (a.clone(), Vec::new(), false)
             }
             Arguments::Given(a) if a.is_object() => {
                 self.host.walk_limits(a, &self.limits)?;
-                (a.clone(), Vec::new())
+                (a.clone(), Vec::new(), false)
             }
             Arguments::Given(a) if a.is_text() => self.parse_arguments(a)?,
             Arguments::Given(a) => return Err(not_an_object(a)),
@@ -468,12 +505,22 @@ impl<'h, H: Host> Pipeline<'h, H> {
         if !value.is_object() {
             return Err(not_an_object(&value));
         }
+        let cut = cut
+            || c.cut
+            || (self.cut_by_length
+                && repairs
+                    .iter()
+                    .chain(&c.repairs)
+                    .any(|r| TRUNCATION.contains(&r.kind)));
+        if cut && !self.allow_truncated {
+            return Ok((value, repairs, true));
+        }
         if let (Some(tool), Some(_)) = (tool, registry) {
             let tool = tool
                 .map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
             self.validate(&tool, &value, name)?;
         }
-        Ok((value, repairs))
+        Ok((value, repairs, cut))
     }
 
     /// The limits without the repair deadline, as a registry holds them.
@@ -486,13 +533,17 @@ impl<'h, H: Host> Pipeline<'h, H> {
 
     /// JSON text arguments; blank text (OpenAI-compatible servers send "" for a call without
     /// arguments) is `{}`.
-    fn parse_arguments(&self, text: &H::Value) -> Result<(H::Value, Vec<Repair>), Failure> {
+    /// Also says whether the text was cut off.
+    fn parse_arguments(&self, text: &H::Value) -> Result<(H::Value, Vec<Repair>, bool), Failure> {
         let bytes = self.host.text_bytes(text, self.limits.max_size)?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok((self.host.empty_object(), Vec::new()));
+            return Ok((self.host.empty_object(), Vec::new(), false));
         }
-        self.host
-            .parse_arguments(text, &bytes, &self.limits, self.repair)
+        let (value, repairs) =
+            self.host
+                .parse_arguments(text, &bytes, &self.limits, self.repair)?;
+        let cut = !repairs.is_empty() && ends_cut_off(&bytes, &repairs);
+        Ok((value, repairs, cut))
     }
 
     fn validate(&self, tool: &Arc<Tool>, value: &H::Value, name: &str) -> Result<(), Failure> {
@@ -516,6 +567,26 @@ impl<'h, H: Host> Pipeline<'h, H> {
             Err(message) => Err(Failure::new(ErrorCode::CallConstruction, message, "")),
         }
     }
+}
+
+/// Repairs that mean the text ended early: with a reply stopped at the token limit, a call
+/// mended with one of them was cut off.
+const TRUNCATION: [RepairKind; 5] = [
+    RepairKind::MissingClosingBrace,
+    RepairKind::MissingClosingBracket,
+    RepairKind::TruncatedString,
+    RepairKind::TruncatedLiteral,
+    RepairKind::MissingValue,
+];
+
+/// A call whose arguments were cut off, refused (TLP-010).
+fn cut_off() -> Failure {
+    Failure::new(
+        ErrorCode::CutOff,
+        "Arguments were cut off: the reply ended inside them, so this is the start of a call, \
+         not a whole one (the mended part is in `arguments`)",
+        "raise the output token limit, or pass allow_truncated=True to take the mended part",
+    )
 }
 
 fn not_an_object<V: JsonLike>(value: &V) -> Failure {

@@ -19,6 +19,7 @@ pub fn check_reply<H: Host>(
             let mut text = None;
             for message in messages {
                 pipeline.start_choice(message.choice);
+                pipeline.set_cut_by_length(message.cut_off);
                 let rest = check_message(pipeline, message, text_calls_on)?;
                 text.get_or_insert(rest);
             }
@@ -70,6 +71,7 @@ pub fn check_message<H: Host>(
             source: CallSource::ToolCalls,
             repairs: Vec::new(),
             unreadable: None,
+            cut: false,
         })?;
     }
     let Some(content) = message.content else {

@@ -299,3 +299,105 @@ fn made_ids_are_unique() {
     let (a, b) = (new_call_id(), new_call_id());
     assert!(a.starts_with("call_") && a.len() == 21 && a != b);
 }
+
+fn openai(arguments: &str, finish_reason: &str) -> Value {
+    json!({"choices": [{"index": 0, "finish_reason": finish_reason, "message": {"tool_calls": [
+        {"id": "c1", "function": {"name": "read_file", "arguments": arguments}}]}}]})
+}
+
+#[test]
+fn a_call_cut_off_inside_its_arguments_is_refused_with_what_it_held() {
+    for cut in [
+        r#"{"path": "notes/a.t"#,
+        r#"{"path": "a", "force": tru"#,
+        r#"{"path": "a", "mode":"#,
+        r#"{"path": "a", "n": 1, "mode""#,
+        r#"{"path": "a","#,
+        r#"{"path": "a", "lines": ["#,
+        r#"{'path': 'a', 'mode': 'app"#,
+    ] {
+        let out = parse(&openai(cut, "tool_calls"));
+        assert_eq!(out.codes(), ["TLP-010"], "{cut}");
+        let partial = out.errors[0].partial.as_ref().expect("the mended part");
+        assert_eq!(
+            partial["path"].as_str().map(|p| &p[..1]),
+            Some(if cut.contains("notes") { "n" } else { "a" }),
+            "{cut}"
+        );
+    }
+}
+
+#[test]
+fn a_forgotten_brace_is_mended_unless_the_reply_stopped_at_the_limit() {
+    for forgotten in [
+        r#"{"path": "a""#,
+        r#"{"path": "a", "lines": [1, 2]"#,
+        r#"{"path": "a", "n": 12"#,
+    ] {
+        let whole = parse(&openai(forgotten, "tool_calls"));
+        assert_eq!(
+            (whole.codes().len(), whole.calls.len()),
+            (0, 1),
+            "{forgotten}"
+        );
+        assert!(!whole.calls[0].truncated);
+        let length = parse(&openai(forgotten, "length"));
+        assert_eq!(length.codes(), ["TLP-010"], "{forgotten}");
+    }
+    // Valid arguments are whole even when the reply stopped at the limit.
+    let valid = parse(&openai(r#"{"path": "a"}"#, "length"));
+    assert_eq!(valid.calls.len(), 1);
+    // Ollama, Anthropic and the Responses API say it their own way.
+    for body in [
+        json!({"message": {"tool_calls": [{"function": {"name": "f", "arguments": "{\"a\": 1"}}]}, "done_reason": "length"}),
+        json!({"type": "message", "role": "assistant", "stop_reason": "max_tokens",
+               "content": [{"type": "text", "text": "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}"}]}),
+        json!({"status": "incomplete", "output": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{\"a\": 1"}]}),
+    ] {
+        assert_eq!(parse(&body).codes(), ["TLP-010"], "{body}");
+    }
+}
+
+#[test]
+fn allow_truncated_takes_the_mended_part_marked() {
+    let host = SerdeHost::new(None);
+    let limits = no_deadline();
+    let mut pipeline = Pipeline::new(&host, limits, true).allow_truncated(true);
+    let body = openai(r#"{"path": "notes/a.t"#, "tool_calls").to_string();
+    let reply = read_reply(&SerdeParser, body.as_bytes(), &limits).unwrap();
+    check_reply(&mut pipeline, reply, true).unwrap();
+    assert!(pipeline.errors.is_empty());
+    assert!(pipeline.calls[0].truncated);
+    assert_eq!(pipeline.calls[0].arguments, json!({"path": "notes/a.t"}));
+}
+
+#[test]
+fn a_call_written_in_text_and_a_stream_cut_off_are_refused() {
+    let text = ollama(
+        vec![],
+        "Reading.\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"no",
+    );
+    assert_eq!(parse(&text).codes(), ["TLP-010"]);
+    let forgotten = ollama(
+        vec![],
+        "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}",
+    );
+    assert_eq!(parse(&forgotten).calls.len(), 1);
+    // Two calls in one block: only the one the text ended in was cut.
+    let two = ollama(vec![], "[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}, {\"name\": \"b\", \"arguments\": {\"x\": \"y");
+    let out = parse(&two);
+    assert_eq!(
+        (out.names(), out.codes()),
+        (vec![(0, "a")], vec!["TLP-010"])
+    );
+
+    let mut reader = StreamReader::new(no_deadline());
+    let mut sink = |_: &Accumulator, _| Ok::<(), std::convert::Infallible>(());
+    let chunk = json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "read_file", "arguments": "{\"path\": \"a"}}]}}]});
+    reader.feed_chunk(&chunk, &mut sink).unwrap();
+    let calls = reader.calls_mut().finish();
+    let host = SerdeHost::new(None);
+    let mut pipeline = Pipeline::new(&host, no_deadline(), true);
+    check_stream(&mut pipeline, calls, |_| None).unwrap();
+    assert_eq!(pipeline.errors[0].failure.code, ErrorCode::CutOff);
+}

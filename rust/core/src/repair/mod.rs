@@ -56,6 +56,23 @@ impl Repaired<'_> {
     }
 }
 
+/// Whether `input`, mended with `repairs`, was cut off rather than left unclosed: it ended inside
+/// a string or a literal (`tru`), or right after a key, `:`, `,`, `{` or `[`, so its last member
+/// is unfinished. Text whose last member is whole and that only lacks its closers is a forgotten
+/// brace, not a cut.
+pub fn ends_cut_off(input: &[u8], repairs: &[Repair]) -> bool {
+    let end = input.trim_ascii_end().len();
+    repairs.iter().any(|r| match r.kind {
+        RepairKind::TruncatedString | RepairKind::TruncatedLiteral => true,
+        // A key or `:` with nothing after it.
+        RepairKind::MissingValue => r.position >= end,
+        RepairKind::MissingClosingBrace | RepairKind::MissingClosingBracket => {
+            matches!(input[..end].last(), Some(b'{' | b'[' | b':' | b','))
+        }
+        _ => false,
+    })
+}
+
 /// Checks that `input` is one strict JSON value (RFC 8259, UTF-8, no lone surrogate escapes)
 /// within the limits.
 pub fn validate(input: &[u8], limits: &Limits) -> Result<(), Error> {

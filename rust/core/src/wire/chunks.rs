@@ -5,7 +5,7 @@
 use crate::limits::Limits;
 use crate::stream::{Accumulator, Delta, Event};
 
-use super::envelope::kind_of;
+use super::envelope::{kind_of, stopped_at_limit};
 use super::framing::{line_kind, Frame, LineFramer, LineKind};
 use super::value::{ErrorOf, JsonLike, Key, Parser};
 
@@ -33,6 +33,8 @@ pub struct StreamReader {
     next_ollama_index: usize,
     /// The longest line read (the framer's limit; also caps what an event holds).
     line_limit: usize,
+    /// The stream said it stopped at the token limit (see `stopped_at_limit`).
+    cut_by_length: bool,
 }
 
 impl StreamReader {
@@ -50,7 +52,15 @@ impl StreamReader {
             held_ends: Vec::new(),
             next_ollama_index: 0,
             line_limit,
+            cut_by_length: false,
         }
+    }
+
+    /// Whether the stream said it stopped at the token limit: OpenAI's `finish_reason`
+    /// "length", Ollama's `done_reason` "length", Anthropic's `max_tokens`, the Responses API's
+    /// `response.incomplete`.
+    pub fn cut_by_length(&self) -> bool {
+        self.cut_by_length
     }
 
     /// The calls read so far.
@@ -79,6 +89,10 @@ impl StreamReader {
         chunk: &V,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
     ) -> Result<(), V::Error> {
+        self.cut_by_length |= stopped_at_limit(chunk)
+            || chunk
+                .get(Key::Delta)
+                .is_some_and(|delta| stopped_at_limit(&delta));
         if let Some(kind) = chunk.get(Key::Type) {
             if let Some(delta) = self.typed_event(chunk, kind.as_str()?.unwrap_or_default())? {
                 return match delta {
@@ -92,6 +106,7 @@ impl StreamReader {
                 if let Some(delta) = choice.get(Key::Delta).filter(JsonLike::is_object) {
                     self.feed_deltas(&delta, sink)?;
                 }
+                self.cut_by_length |= stopped_at_limit(choice);
                 if choice.get(Key::FinishReason).is_some() {
                     self.end_of_turn(sink)?;
                 }
@@ -300,7 +315,7 @@ impl StreamReader {
     /// these (or carries nothing about a call).
     #[allow(clippy::option_option)]
     fn typed_event<V: JsonLike>(
-        &self,
+        &mut self,
         event: &V,
         kind: &str,
     ) -> Result<Option<Option<Delta>>, V::Error> {
@@ -374,7 +389,11 @@ impl StreamReader {
                 }
                 Some(delta(index, None, None, None, true))
             }
-            "message_stop" | "response.completed" | "response.incomplete" => None,
+            "message_stop" | "response.completed" => None,
+            "response.incomplete" => {
+                self.cut_by_length = true;
+                None
+            }
             _ => return Ok(None),
         }))
     }

@@ -20,6 +20,10 @@ pub struct ReplyMessage<V> {
     pub content: Option<String>,
     /// Which choice of the reply the message is (its `index`, else its place).
     pub choice: usize,
+    /// The reply (or this choice) stopped at the token limit: OpenAI's `finish_reason`
+    /// "length", Ollama's `done_reason` "length", Anthropic's `stop_reason` "max_tokens", the
+    /// Responses API's `status` "incomplete".
+    pub cut_off: bool,
 }
 
 impl<V> ReplyMessage<V> {
@@ -28,8 +32,25 @@ impl<V> ReplyMessage<V> {
             tool_calls: Vec::new(),
             content,
             choice: 0,
+            cut_off: false,
         }
     }
+}
+
+/// Whether a reply or a choice says it stopped at the token limit (see `ReplyMessage::cut_off`).
+pub fn stopped_at_limit<V: JsonLike>(value: &V) -> bool {
+    [
+        (Key::FinishReason, "length"),
+        (Key::DoneReason, "length"),
+        (Key::StopReason, "max_tokens"),
+        (Key::Status, "incomplete"),
+    ]
+    .into_iter()
+    .any(|(key, said)| {
+        value
+            .get(key)
+            .is_some_and(|v| v.as_str().ok().flatten() == Some(said))
+    })
 }
 
 /// A reply object as read.
@@ -161,10 +182,23 @@ pub fn reply_of<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
                 .get(Key::Index)
                 .and_then(|i| i.as_index())
                 .unwrap_or(position);
+            parts.cut_off = stopped_at_limit(choice);
             messages.push(parts);
         }
         return Ok(Reply::Messages(messages));
     }
+    let mut read = reply_body(reply)?;
+    if let Reply::Messages(messages) = &mut read {
+        let cut_off = stopped_at_limit(reply);
+        for message in messages {
+            message.cut_off |= cut_off;
+        }
+    }
+    Ok(read)
+}
+
+/// A reply object other than a list of choices (see `reply_of`).
+fn reply_body<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
     if let Some(message) = reply.get(Key::Message) {
         if !message.is_object() {
             return Ok(Reply::Messages(Vec::new()));
@@ -299,6 +333,7 @@ pub fn message_parts<V: JsonLike>(message: &V) -> Result<ReplyMessage<V>, V::Err
         tool_calls,
         content,
         choice: 0,
+        cut_off: false,
     })
 }
 
@@ -401,6 +436,7 @@ fn streamed_message<P: Parser>(
         tool_calls,
         content: Some(content),
         choice: 0,
+        cut_off: false,
     }))
 }
 

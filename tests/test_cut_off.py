@@ -1,0 +1,122 @@
+"""No cut-off call is handed out as whole: arguments the reply ended inside are a TLP-010 error carrying
+the mended part (in parse_response, TextCallParser.flush and ToolCallAccumulator.finish), a forgotten
+closing brace is still mended, a reply stopped at the token limit makes any call mended at its end a
+cut, and ``allow_truncated=True`` takes such calls marked ``truncated``."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from typing import Any
+
+import pytest
+
+import toolmend
+from toolmend import ToolCallAccumulator, ToolCallDelta, TextCallParser, parse_response
+
+CUT = [
+    ('{"path": "notes/a.t', {"path": "notes/a.t"}),  # inside a string
+    ('{"path": "a", "force": tru', {"path": "a", "force": True}),  # inside a literal
+    ('{"path": "a", "mode":', {"path": "a", "mode": None}),  # after a colon
+    ('{"path": "a", "n": 1, "mode"', {"path": "a", "n": 1, "mode": None}),  # after a key
+    ('{"path": "a",', {"path": "a"}),  # after a comma
+    ('{"path": "a", "lines": [1,', {"path": "a", "lines": [1]}),  # after a comma in a list
+    ("{'path': 'a', 'mode': 'app", {"path": "a", "mode": "app"}),  # broken and cut
+]
+FORGOTTEN = [
+    ('{"path": "a"', {"path": "a"}),
+    ('{"path": "a", "lines": [1, 2]', {"path": "a", "lines": [1, 2]}),
+    ('{"path": "a", "n": 12', {"path": "a", "n": 12}),
+]
+
+
+def openai(arguments: str, finish_reason: str = "tool_calls") -> dict[str, Any]:
+    call = {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": arguments}}
+    return {"choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "tool_calls": [call]}}]}
+
+
+@pytest.mark.parametrize("arguments, mended", CUT)
+def test_a_call_cut_off_is_an_error_with_the_mended_part(arguments: str, mended: dict[str, Any]) -> None:
+    result = parse_response(openai(arguments))
+    assert not result.ok and result.calls == ()
+    (error,) = result.errors
+    assert (error.code, error.tool_name, error.arguments, error.raw_arguments) == ("TLP-010", "read_file", mended, arguments)
+    assert "cut off" in error.message and "allow_truncated" in error.suggestion
+
+
+@pytest.mark.parametrize("arguments, mended", CUT)
+def test_allow_truncated_takes_it_marked(arguments: str, mended: dict[str, Any]) -> None:
+    (call,) = parse_response(openai(arguments), allow_truncated=True).calls
+    assert call.truncated and call.arguments == mended
+    assert "truncated=True" in repr(call)
+    assert pickle.loads(pickle.dumps(call)) == call
+    assert call != toolmend.ToolCall(call.name, call.arguments, id=call.id)
+
+
+@pytest.mark.parametrize("arguments, mended", FORGOTTEN)
+def test_a_forgotten_brace_is_mended_unless_the_reply_hit_the_token_limit(arguments: str, mended: dict[str, Any]) -> None:
+    (call,) = parse_response(openai(arguments)).calls
+    assert call.arguments == mended and not call.truncated
+    assert [e.code for e in parse_response(openai(arguments, "length")).errors] == ["TLP-010"]
+
+
+def test_each_provider_says_it_stopped_at_the_limit_its_own_way() -> None:
+    cut = '{"path": "a"'
+    bodies = [
+        openai(cut, "length"),
+        {"message": {"role": "assistant", "tool_calls": [{"function": {"name": "read_file", "arguments": cut}}]}, "done": True, "done_reason": "length"},
+        {"type": "message", "role": "assistant", "stop_reason": "max_tokens", "content": [{"type": "text", "text": f'<tool_call>{{"name": "read_file", "arguments": {cut}'}]},
+        {"object": "response", "status": "incomplete", "output": [{"type": "function_call", "call_id": "c", "name": "read_file", "arguments": cut}]},
+    ]
+    for body in bodies:
+        assert [e.code for e in parse_response(body).errors] == ["TLP-010"], body
+    # Whole arguments stay whole at the limit.
+    assert parse_response(openai('{"path": "a"}', "length")).ok
+
+
+def test_only_the_call_the_text_ended_in_is_cut() -> None:
+    content = 'Reading both.\n[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "a"}}, {"name": "read_file", "arguments": {"path": "b'
+    result = parse_response({"message": {"role": "assistant", "content": content}})
+    assert [c.arguments for c in result.calls] == [{"path": "a"}]
+    assert [(e.code, e.arguments) for e in result.errors] == [("TLP-010", {"path": "b"})]
+
+
+def test_the_text_parser_refuses_a_block_cut_off_at_flush() -> None:
+    for allow in (False, True):
+        parser = TextCallParser(allow_truncated=allow)
+        parser.feed('Sure. <tool_call>{"name": "read_file", "arguments": {"path": "notes/a.t')
+        (item,) = [i for i in parser.flush() if i != ""]
+        if allow:
+            assert isinstance(item, toolmend.ToolCall) and item.truncated and item.arguments == {"path": "notes/a.t"}
+        else:
+            assert isinstance(item, toolmend.ToolCallError) and item.code == "TLP-010"
+
+
+def test_the_accumulator_refuses_a_stream_cut_off_at_finish() -> None:
+    for allow in (False, True):
+        acc = ToolCallAccumulator(allow_truncated=allow)
+        acc.feed(ToolCallDelta(0, id="c", name="read_file", arguments='{"path": "notes/'))
+        # The live view is the same either way.
+        assert acc.partial(0) == {"path": "notes/"}
+        result = acc.finish()
+        if allow:
+            assert [(c.truncated, c.arguments) for c in result.calls] == [(True, {"path": "notes/"})]
+        else:
+            assert [(e.code, e.arguments) for e in result.errors] == [("TLP-010", {"path": "notes/"})]
+
+
+def test_a_stream_that_stopped_at_the_limit_cuts_a_forgotten_brace() -> None:
+    def run(finish_reason: str) -> list[str]:
+        acc = ToolCallAccumulator()
+        acc.feed({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "read_file", "arguments": '{"path": "a"'}}]}}]})
+        acc.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}]})
+        result = acc.finish()
+        return [e.code for e in result.errors] + ["call" for _ in result.calls]
+
+    assert run("tool_calls") == ["call"]
+    assert run("length") == ["TLP-010"]
+
+
+def test_valid_arguments_are_never_cut() -> None:
+    for arguments in ['{"path": "a"}', json.dumps({"path": "x" * 1000, "n": [1, 2, 3]})]:
+        assert parse_response(openai(arguments)).ok
