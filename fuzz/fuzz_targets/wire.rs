@@ -1,8 +1,8 @@
 //! Raw streams and reply bodies over serde values: no panic; the same calls however the bytes
 //! are chunked (a line too long to read included); every call either checks out with an object
 //! for arguments or is a coded failure, none lost; a chunk read as a value, as an SSE event
-//! and as an NDJSON line gives the same calls; every `tool_calls` entry of a reply gives
-//! exactly one call or error.
+//! and as an NDJSON line gives the same calls; every call entry of a reply (in any choice and
+//! shape) gives exactly one call or error, and an error body or no reply one error.
 #![no_main]
 
 use std::convert::Infallible;
@@ -14,7 +14,7 @@ mod common;
 use serde_json::Value;
 use toolmend_core::pipeline::{check_reply, check_stream, CallSource, Pipeline, SerdeHost};
 use toolmend_core::stream::{Accumulator, AssembledCall, Event, FailedCall};
-use toolmend_core::wire::{read_reply, SerdeParser, StreamReader};
+use toolmend_core::wire::{read_reply, Reply, SerdeParser, StreamReader};
 use toolmend_core::Limits;
 
 fn limits() -> Limits {
@@ -89,17 +89,21 @@ fuzz_target!(|data: &[u8]| {
 
     // The same bytes as a whole reply: each `tool_calls` entry gives one call or one error;
     // the calls written in the content come on top.
-    let message = read_reply(&SerdeParser, body, &limits()).unwrap();
-    let entries = message.tool_calls.len();
+    // A provider's error or a body that is no reply is one error.
+    let reply = read_reply(&SerdeParser, body, &limits()).unwrap();
+    let entries = match &reply {
+        Reply::Messages(messages) => messages.iter().map(|m| m.tool_calls.len()).sum(),
+        Reply::ProviderError(_) | Reply::NotAReply(_) => 1,
+    };
     let mut fields_only = Pipeline::new(&host, limits(), true);
-    check_reply(&mut fields_only, message.clone(), false).unwrap();
+    check_reply(&mut fields_only, reply.clone(), false).unwrap();
     assert_eq!(fields_only.calls.len() + fields_only.errors.len(), entries);
     assert!(fields_only
         .calls
         .iter()
         .all(|c| c.source == CallSource::ToolCalls && c.arguments.is_object()));
     let mut with_text = Pipeline::new(&host, limits(), true);
-    check_reply(&mut with_text, message, true).unwrap();
+    check_reply(&mut with_text, reply, true).unwrap();
     assert!(with_text.calls.len() + with_text.errors.len() >= entries);
     assert!(with_text.calls.iter().all(|c| c.arguments.is_object()));
 });

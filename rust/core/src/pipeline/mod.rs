@@ -539,10 +539,28 @@ impl<'h, H: Host> Pipeline<'h, H> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok((self.host.empty_object(), Vec::new(), false));
         }
-        let (value, repairs) =
+        let (value, mut repairs) =
             self.host
                 .parse_arguments(text, &bytes, &self.limits, self.repair)?;
         let cut = !repairs.is_empty() && ends_cut_off(&bytes, &repairs);
+        if value.is_text() {
+            // Encoded twice (a JSON string whose text is the object, as some servers send):
+            // where an object is required, its text is read once more.
+            let inner = self.host.text_bytes(&value, self.limits.max_size)?;
+            if let Ok((object, more)) =
+                self.host
+                    .parse_arguments(&value, &inner, &self.limits, self.repair)
+            {
+                if object.is_object() {
+                    repairs.push(Repair {
+                        kind: RepairKind::EscapedJson,
+                        position: 0,
+                    });
+                    repairs.extend(more);
+                    return Ok((object, repairs, cut));
+                }
+            }
+        }
         Ok((value, repairs, cut))
     }
 

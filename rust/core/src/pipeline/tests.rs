@@ -401,3 +401,14 @@ fn a_call_written_in_text_and_a_stream_cut_off_are_refused() {
     check_stream(&mut pipeline, calls, |_| None).unwrap();
     assert_eq!(pipeline.errors[0].failure.code, ErrorCode::CutOff);
 }
+
+#[test]
+fn arguments_encoded_twice_are_read_once_more_where_an_object_is_required() {
+    let twice = serde_json::to_string(&json!({"path": "a"}).to_string()).unwrap();
+    let out = parse(&openai(&twice, "tool_calls"));
+    assert_eq!(out.calls[0].arguments, json!({"path": "a"}));
+    assert_eq!(out.calls[0].repairs[0].kind, RepairKind::EscapedJson);
+    // A string that holds no object is still refused.
+    let words = serde_json::to_string("just words").unwrap();
+    assert_eq!(parse(&openai(&words, "tool_calls")).codes(), ["TLP-004"]);
+}

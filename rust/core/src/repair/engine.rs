@@ -4,7 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use super::lookahead::{looks_like_element, looks_like_key};
+use super::lookahead::{list_marker_end, looks_like_element, looks_like_key};
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::limits::{Deadline, Limits};
@@ -233,6 +233,13 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 .map_or(self.src.len(), |n| at + n + 1);
             at = scan::skip_ws(self.src, at);
         }
+        if let Some(value) = list_marker_end(self.src, at) {
+            self.repairs.push(Repair {
+                kind: RepairKind::SurroundingText,
+                position: at,
+            });
+            at = value;
+        }
         if let Some(&b) = self.src.get(at) {
             let starts_value = matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9')
                 || literal_at(self.src, at).is_some();
@@ -274,7 +281,8 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             let next = if b == b',' {
                 self.skip_ws_and_comments(self.pos + 1)
             } else {
-                self.pos
+                // The next item of a bulleted list of values.
+                list_marker_end(self.src, self.pos).unwrap_or(self.pos)
             };
             // Another container, or after a comma any value but a key (`1, 2, 3`).
             let another_value = match self.src.get(next) {

@@ -2,6 +2,7 @@
 //! end them, each fault mended where it is found.
 
 use super::engine::{After, Engine, Expect, Frame};
+use super::lookahead::trailer_at;
 use super::{Repair, RepairKind};
 use crate::error::{Error, ErrorKind};
 use crate::scan::{self, is_ident};
@@ -12,10 +13,30 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let mut expect = Expect::RootValue;
         loop {
             self.tick()?;
+            let before_ws = self.pos;
             self.skip_ws()?;
             let Some(b) = self.peek() else {
                 return self.finish(expect);
             };
+            if !STRICT
+                && matches!(
+                    expect,
+                    Expect::AfterValue | Expect::NextKey | Expect::NextElement
+                )
+                && trailer_at(self.src, before_ws, self.pos)
+            {
+                // Open containers, then a fence or a closing line of prose: the closers were
+                // forgotten. They are added here; the rest is the document's trailer.
+                if expect != Expect::AfterValue {
+                    self.drop_last_comma()?;
+                }
+                let at = self.pos;
+                while !self.stack.is_empty() {
+                    self.tick()?;
+                    self.close_missing(at);
+                }
+                return Ok(());
+            }
             expect = match expect {
                 Expect::RootValue
                 | Expect::MemberValue

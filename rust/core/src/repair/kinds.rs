@@ -67,6 +67,9 @@ repair_kinds! {
         "`{\"name\": John}`: the value is quoted as a string.";
     TruncatedString => "truncated_string",
         "The input ends inside a string: the string is closed.";
+    UnclosedString => "unclosed_string",
+        "A string left without its closing quote before a closing fence (and the closers before \
+         it): closed there.";
     TruncatedLiteral => "truncated_literal",
         "The input ends inside `true`, `false` or `null`: the word is completed.";
     UnescapedQuotes => "unescaped_quotes",

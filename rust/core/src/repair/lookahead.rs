@@ -116,6 +116,74 @@ pub(super) fn looks_like_key(src: &[u8], i: usize) -> bool {
     src[j] == b':'
 }
 
+/// The longest prose after an unclosed value that is read as a trailer (see `trailer_at`):
+/// only the end of the input is looked at, so the look-ahead is bounded.
+const TRAILER_MAX: usize = 512;
+
+/// Whether the text from `i` is what a model writes after a JSON value it forgot to close: a
+/// closing fence, or, after a line break (in the whitespace from `ws_start` to `i`), a few
+/// words of prose running to the end of the input (letters, and no quote, bracket or colon:
+/// nothing of JSON).
+pub(super) fn trailer_at(src: &[u8], ws_start: usize, i: usize) -> bool {
+    let tail = &src[i.min(src.len())..];
+    if tail.starts_with(b"```") {
+        return true;
+    }
+    tail.len() <= TRAILER_MAX
+        && i - ws_start <= TRAILER_MAX
+        && src[ws_start..i].contains(&b'\n')
+        && tail.iter().any(u8::is_ascii_alphabetic)
+        && !tail
+            .iter()
+            .any(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']' | b':'))
+}
+
+/// After a bare key at `i` (which `looks_like_key` accepted): whether what follows its colon
+/// can start a value (a quote, a bracket, a number, a word), not `/`, `\\` or another mark.
+fn value_after_key(src: &[u8], i: usize) -> bool {
+    let limit = (i + LOOKAHEAD).min(src.len());
+    let mut j = i;
+    while j < limit && src[j] != b':' {
+        j += 1;
+    }
+    j += 1;
+    while j < limit && is_ws(src[j]) {
+        j += 1;
+    }
+    match src.get(j) {
+        None => true,
+        Some(&b) => matches!(b, b'"' | b'\'' | b'{' | b'[' | b'-' | b'.') || is_ident(b),
+    }
+}
+
+/// Where the object or array after a list marker at `i` starts (`- {...}`, `* [...]`,
+/// `• {...}`, `2. {...}`, `3) {...}`), when a list marker stands there: a model listing its
+/// calls as bullets.
+pub(super) fn list_marker_end(src: &[u8], i: usize) -> Option<usize> {
+    let rest = src.get(i..)?;
+    let marker = if rest.starts_with("\u{2022}".as_bytes()) {
+        3
+    } else if matches!(rest.first(), Some(b'-' | b'*' | b'+')) {
+        1
+    } else {
+        let digits = rest
+            .iter()
+            .take(4)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits == 0 || !matches!(rest.get(digits), Some(b'.' | b')')) {
+            return None;
+        }
+        digits + 1
+    };
+    let gap = rest[marker..]
+        .iter()
+        .take(8)
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    (gap > 0 && matches!(rest.get(marker + gap), Some(b'{' | b'['))).then_some(i + marker + gap)
+}
+
 /// Whether an array element starts at `i`: a bracket, a quote, a number or a JSON literal word.
 pub(super) fn looks_like_element(src: &[u8], i: usize) -> bool {
     match src.get(i) {
@@ -267,6 +335,21 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
     }
 
+    /// Whether the key string from `content_start` to its closing quote at `quote` ends in a
+    /// colon that belongs outside it (`{"key:"value"}`): nothing but a value follows the quote,
+    /// no colon of its own.
+    pub(super) fn colon_inside_key(&self, content_start: usize, quote: usize) -> bool {
+        let src = self.src;
+        quote > content_start + 1
+            && src[quote - 1] == b':'
+            && src[quote - 2] != b'\\'
+            && match src.get(scan::skip_ws(src, quote + 1)) {
+                Some(b'"' | b'\'' | b'{' | b'[' | b'-' | b'0'..=b'9') => false,
+                Some(&c) => is_ident(c) && !looks_like_key(src, quote + 1),
+                None => false,
+            }
+    }
+
     /// Whether a quote inside a value string, with `after` the byte past it, ends the string.
     /// Valid JSON always ends here, so the strict path never needs this; for broken input the
     /// bytes after the quote must look like what may follow a value in this container.
@@ -274,20 +357,25 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let src = self.src;
         let i = self.skip_ws_and_comments(after);
         let Some(&c) = src.get(i) else { return true };
+        if !self.stack.is_empty() && trailer_at(src, after, i) {
+            // `{"a": "x"` and then a fence or a closing line: the braces were forgotten.
+            return true;
+        }
         if c == b'+' && self.concatenation_at(i) || c == b')' && self.open_calls > 0 {
             return true;
         }
         // A word or number after the quote may be junk or a value whose comma is missing; a
         // colon, brace or parenthesis is far more often code or prose inside the string.
         let word_follows = c.is_ascii_alphanumeric() || c == b'_';
-        self.quote_looks_closed(i, c)
+        self.quote_looks_closed(i, c, i == after)
             || (word_follows
                 && self.stack.last().is_some()
                 && self.structure_before_next_quote(after, close))
     }
 
-    /// The bytes after a quote (from `i`, holding `c`) look like what may follow a value here.
-    fn quote_looks_closed(&self, i: usize, c: u8) -> bool {
+    /// The bytes after a quote (from `i`, holding `c`; `stuck` when nothing is between them)
+    /// look like what may follow a value here.
+    fn quote_looks_closed(&self, i: usize, c: u8, stuck: bool) -> bool {
         let src = self.src;
         // A closer right after the quote ends the string only if what follows the closer may
         // follow a container; code inside strings (`f"{name}!"}\n`) writes closers too.
@@ -304,6 +392,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     let j = self.skip_ws_and_comments(i + 1);
                     j >= src.len() || looks_like_key(src, j)
                 }
+                // A bare word stuck to the quote (`"run "d:/x/v2.py""`) is a key only when a
+                // value follows its colon: a path or a URL inside the string has none.
+                _ if stuck && is_ident(c) => looks_like_key(src, i) && value_after_key(src, i),
                 _ => looks_like_key(src, i),
             },
             Some(Frame::Array) => match c {

@@ -18,10 +18,20 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             src.get(i)
                 .is_some_and(|&c| is_ident(c) || c == b'.' || c == b'+')
         };
+        // `"ratio": 1/3`, `"version": 0.0.1 2`: a member value that starts like a number and
+        // goes on is kept whole as text rather than split into keys.
+        let runs_on = |end: usize| {
+            !STRICT
+                && matches!(src.get(end), Some(b'/' | b' ' | b'\t' | b'.'))
+                && matches!(self.stack.last(), Some(Frame::Object | Frame::Brace))
+                && number_runs_on(src, start)
+        };
         if let Some(end) = end.filter(|&e| !followed_by_word(e)) {
-            self.emit(&src[start..end]);
-            self.pos = end;
-            return Ok(());
+            if !runs_on(end) {
+                self.emit(&src[start..end]);
+                self.pos = end;
+                return Ok(());
+            }
         }
         if STRICT {
             return Err(Error::unexpected(
@@ -29,6 +39,11 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 "a JSON number",
                 scan::char_at(src, start),
             ));
+        }
+        if matches!(self.stack.last(), Some(Frame::Object | Frame::Brace))
+            && number_runs_on(src, start)
+        {
+            return self.word(false);
         }
         if src[start..].starts_with(b"-Infinity") && literal_at(src, start + 1).is_some() {
             self.repairs.push(Repair {
@@ -172,6 +187,30 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 .collect::<Vec<_>>(),
         );
         Ok(())
+    }
+}
+
+/// Whether the number-like run at `i` goes on into more text on its line before a delimiter:
+/// `1/3`, `12345/67890`, `0.0.1 2`. Not when a comment, a quote or a key follows (`1 // n`,
+/// `1 "b": 2`, `1 b: 2`: a comma is missing there).
+fn number_runs_on(src: &[u8], i: usize) -> bool {
+    let mut j = i;
+    while j < src.len()
+        && matches!(
+            src[j],
+            b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'_'
+        )
+    {
+        j += 1;
+    }
+    let run_end = j;
+    while j < src.len() && matches!(src[j], b' ' | b'\t') {
+        j += 1;
+    }
+    match src.get(j) {
+        Some(b'/') => j == run_end && src.get(j + 1).is_some_and(u8::is_ascii_digit),
+        Some(&c) if c.is_ascii_digit() => j > run_end && !looks_like_key(src, j),
+        _ => false,
     }
 }
 

@@ -27,6 +27,19 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             self.emit(&src[run..i]);
             self.pos = i;
             let Some(&b) = src.get(i) else {
+                if let Some(end) = self.fenced_string_end(content_start, i) {
+                    // `"value}```: the string ran into a closing fence; it ends before the
+                    // closers and the fence, which are read again after it.
+                    // Control characters escaped in the part given back are read again.
+                    self.repairs.retain(|r| r.position < end);
+                    self.fault(RepairKind::UnclosedString, end, "a closing '\"'")?;
+                    let written: usize = src[end..i].iter().map(|&c| escaped_len(c)).sum();
+                    self.out.truncate(self.out.len() - written);
+                    self.rewrote_output_from(self.out.len());
+                    self.out.push(b'"');
+                    self.pos = end;
+                    return Ok(());
+                }
                 self.fault(RepairKind::TruncatedString, i, "a closing '\"'")?;
                 self.out.push(b'"');
                 return Ok(());
@@ -34,6 +47,19 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             match b {
                 _ if b == delim.close[0] && src[i..].starts_with(delim.close) => {
                     self.pos += delim.close.len();
+                    if !STRICT && is_key && self.colon_inside_key(content_start, i) {
+                        // `{"key:"value"}`: the key ended at its colon, and this quote opens
+                        // the value. The colon is read again, after the key.
+                        self.repairs.push(Repair {
+                            kind: RepairKind::UnescapedQuotes,
+                            position: i,
+                        });
+                        self.out.pop();
+                        self.rewrote_output_from(self.out.len());
+                        self.out.push(b'"');
+                        self.pos = i - 1;
+                        return Ok(());
+                    }
                     if STRICT || is_key || self.quote_closes(self.pos, delim.close[0]) {
                         self.emit_byte(b'"');
                         return Ok(());
@@ -95,6 +121,24 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 }
             }
         }
+    }
+
+    /// Where a string that runs to the end of the input (`end`) really ends, when its text
+    /// closes with a fence: before the fence and the closers and whitespace in front of it.
+    fn fenced_string_end(&self, content_start: usize, end: usize) -> Option<usize> {
+        let src = self.src;
+        let text = src[content_start..end].trim_ascii_end();
+        if !text.ends_with(b"```") || self.stack.is_empty() {
+            return None;
+        }
+        let mut at = content_start + text.len() - 3;
+        while at > content_start
+            && matches!(src[at - 1], b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+        {
+            at -= 1;
+        }
+        // A fence opened inside the string (code in a file's content) is the string's own.
+        (!src[content_start..at].windows(3).any(|w| w == b"```")).then_some(at)
     }
 
     fn push_control(&mut self, b: u8) {
@@ -268,4 +312,13 @@ fn hex4(src: &[u8], i: usize) -> Option<u32> {
     digits
         .iter()
         .try_fold(0u32, |acc, &d| Some(acc * 16 + (d as char).to_digit(16)?))
+}
+
+/// How many bytes a source byte takes in a written string (see `push_control`).
+fn escaped_len(b: u8) -> usize {
+    match b {
+        b'\n' | b'\r' | b'\t' => 2,
+        0..=0x1F => 6,
+        _ => 1,
+    }
 }
