@@ -120,3 +120,31 @@ def test_a_stream_that_stopped_at_the_limit_cuts_a_forgotten_brace() -> None:
 def test_valid_arguments_are_never_cut() -> None:
     for arguments in ['{"path": "a"}', json.dumps({"path": "x" * 1000, "n": [1, 2, 3]})]:
         assert parse_response(openai(arguments)).ok
+
+
+def test_ollama_and_anthropic_streams_say_they_stopped_at_the_limit() -> None:
+    ollama = [
+        {"message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "a"}}}]}, "done": False},
+        {"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "length"},
+    ]
+    acc = ToolCallAccumulator()
+    for line in ollama:
+        acc.feed(line)
+    # Ollama's calls come whole, as objects: nothing was mended, so nothing was cut.
+    assert [c.arguments for c in acc.finish().calls] == [{"path": "a"}]
+
+    anthropic = [
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "t", "name": "read_file", "input": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"path": "a"'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 1}},
+        {"type": "message_stop"},
+    ]
+    acc = ToolCallAccumulator()
+    for event in anthropic:
+        acc.feed(event)
+    assert [e.code for e in acc.finish().errors] == ["TLP-010"]
+    acc = ToolCallAccumulator()
+    for event in anthropic[:3] + [{"type": "message_delta", "delta": {"stop_reason": "tool_use"}}]:
+        acc.feed(event)
+    assert [c.arguments for c in acc.finish().calls] == [{"path": "a"}]

@@ -89,10 +89,6 @@ impl StreamReader {
         chunk: &V,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
     ) -> Result<(), V::Error> {
-        self.cut_by_length |= stopped_at_limit(chunk)
-            || chunk
-                .get(Key::Delta)
-                .is_some_and(|delta| stopped_at_limit(&delta));
         if let Some(kind) = chunk.get(Key::Type) {
             if let Some(delta) = self.typed_event(chunk, kind.as_str()?.unwrap_or_default())? {
                 return match delta {
@@ -106,8 +102,9 @@ impl StreamReader {
                 if let Some(delta) = choice.get(Key::Delta).filter(JsonLike::is_object) {
                     self.feed_deltas(&delta, sink)?;
                 }
-                self.cut_by_length |= stopped_at_limit(choice);
+                // The reason is read only on the chunk that ends the choice.
                 if choice.get(Key::FinishReason).is_some() {
+                    self.cut_by_length |= stopped_at_limit(choice);
                     self.end_of_turn(sink)?;
                 }
             }
@@ -125,6 +122,7 @@ impl StreamReader {
                 self.feed_delta(delta, sink)?;
             }
             if chunk.get(Key::Done).is_some_and(|done| done.is_truthy()) {
+                self.cut_by_length |= stopped_at_limit(chunk);
                 self.end_of_turn(sink)?;
             }
             return Ok(());
@@ -388,6 +386,11 @@ impl StreamReader {
                     return Ok(None);
                 }
                 Some(delta(index, None, None, None, true))
+            }
+            "message_delta" => {
+                // Anthropic's stop reason comes in the delta before `message_stop`.
+                self.cut_by_length |= event.get(Key::Delta).is_some_and(|d| stopped_at_limit(&d));
+                return Ok(None);
             }
             "message_stop" | "response.completed" => None,
             "response.incomplete" => {
