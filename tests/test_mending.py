@@ -83,3 +83,52 @@ def test_arguments_encoded_twice_are_decoded_where_an_object_is_required() -> No
     # Not an object inside: still refused.
     words = {"choices": [{"message": {"tool_calls": [{"function": {"name": "read_file", "arguments": json.dumps("just words")}}]}}]}
     assert [e.code for e in toolmend.parse_response(words).errors] == ["TLP-004"]
+
+
+def test_untyped_parameter_text_takes_the_schema_s_type() -> None:
+    reg = toolmend.ToolRegistry()
+    reg.register(
+        "set_title",
+        {
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "count": {"type": "integer"},
+                "ratio": {"type": "number"},
+                "mode": {"enum": ["1", "2"]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["title"],
+        },
+    )
+    content = (
+        "<tool_call>\n<function=set_title>\n<parameter=title>\n42\n</parameter>\n<parameter=count>\n7\n</parameter>\n"
+        "<parameter=ratio>\n3\n</parameter>\n<parameter=mode>\n2\n</parameter>\n<parameter=tags>\n[\"a\"]\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    reply = {"message": {"role": "assistant", "content": content}}
+    (call,) = toolmend.parse_response(reply, reg).calls
+    assert call.arguments == {"title": "42", "count": 7, "ratio": 3, "mode": "2", "tags": ["a"]}
+    # Without a registry the text is read as JSON where it is JSON.
+    (untyped,) = toolmend.parse_response(reply).calls
+    assert untyped.arguments["title"] == 42
+
+
+def test_valid_json_is_never_coerced() -> None:
+    reg = toolmend.ToolRegistry()
+    reg.register("f", {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+    result = toolmend.parse_response({"message": {"tool_calls": [{"function": {"name": "f", "arguments": '{"n": "42"}'}}]}}, reg)
+    assert [e.code for e in result.errors] == ["TSR-004"]
+
+
+def test_a_near_miss_of_a_key_is_named_not_renamed() -> None:
+    reg = toolmend.ToolRegistry()
+    schema = {"type": "object", "properties": {"path": {"type": "string"}, "start_line": {"type": "integer"}}, "required": ["path"], "additionalProperties": False}
+    reg.register("read_file", schema)
+    errors = {e.path: e for e in reg.try_validate("read_file", {"pth": "a", "startLine": 2}).errors}
+    assert errors["/pth"].suggestion.startswith("rename 'pth' to 'path'")
+    assert errors["/startLine"].suggestion.startswith("rename 'startLine' to 'start_line'")
+    assert errors["/path"].code == "TSR-003" and "rename 'pth'" in errors["/path"].suggestion
+    # Far from every declared name: only removed.
+    (far,) = reg.try_validate("read_file", {"path": "a", "colour": 1}).errors
+    assert far.suggestion.startswith("remove 'colour'")

@@ -355,6 +355,7 @@ pub(super) fn read_block(
                 position: body_start + lead,
             }),
             cut: false,
+            untyped: Vec::new(),
         }]
     } else {
         calls
@@ -401,6 +402,7 @@ fn read_body(
             repairs: Vec::new(),
             error: None,
             cut: false,
+            untyped: Vec::new(),
         }
     };
     let calls = match fmt.body {
@@ -487,7 +489,9 @@ fn read_body(
             let rest = body[gt + 1..].trim_start();
             if rest.starts_with("<parameter=") {
                 let mut call = named(name, end, end);
-                call.arguments = Some(parameter_tags_as_json(rest));
+                let (arguments, untyped) = parameter_tags_as_json(rest);
+                call.arguments = Some(arguments);
+                call.untyped = untyped;
                 vec![call]
             } else {
                 vec![named(name, start + gt + 1, end)]
@@ -520,9 +524,11 @@ fn strip_fence(text: &str) -> &str {
 
 /// `<parameter=path>\na.txt\n</parameter>` pairs as a JSON object: a value that is itself JSON
 /// (a number, true, a list) is kept as JSON, anything else becomes a string. A value ends at
-/// its `</parameter>` or at the next `<parameter=`; both are found in one pass each.
-fn parameter_tags_as_json(text: &str) -> String {
+/// its `</parameter>` or at the next `<parameter=`; both are found in one pass each. Also the
+/// values read as JSON, by key, as written (see `FoundCall::untyped`).
+fn parameter_tags_as_json(text: &str) -> (String, Vec<(String, String)>) {
     let mut object = serde_json::Map::new();
+    let mut untyped = Vec::new();
     let opens: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), "<parameter=").collect();
     let mut closes = memchr::memmem::find_iter(text.as_bytes(), "</parameter>").peekable();
     for (n, &at) in opens.iter().enumerate() {
@@ -535,10 +541,13 @@ fn parameter_tags_as_json(text: &str) -> String {
         let value_end = closes.peek().copied().unwrap_or(text.len()).min(next_open);
         let raw = text[value_from..value_end.max(value_from)].trim_matches('\n');
         let value = match serde_json::from_str::<Value>(raw.trim()) {
-            Ok(v) if !v.is_string() => v,
+            Ok(v) if !v.is_string() => {
+                untyped.push((key.to_string(), raw.to_string()));
+                v
+            }
             _ => Value::String(raw.to_string()),
         };
         object.insert(key.to_string(), value);
     }
-    Value::Object(object).to_string()
+    (Value::Object(object).to_string(), untyped)
 }

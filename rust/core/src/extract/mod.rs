@@ -51,6 +51,10 @@ pub struct FoundCall {
     /// The text ended inside the call's arguments (see `repair::ends_cut_off`): what was
     /// mended is the start of a call, not a whole one.
     pub cut: bool,
+    /// Values written without JSON types (Qwen3-Coder's `<parameter=k>` text), by key, as
+    /// written, where they were read as something other than a string: a tool's schema may say
+    /// they are strings after all (`<parameter=zip>02139` for a string property).
+    pub untyped: Vec<(String, String)>,
 }
 
 /// The calls found in a reply's text and the text with them cut out.
@@ -214,6 +218,7 @@ impl Clock {
                 position,
             }),
             cut: false,
+            untyped: Vec::new(),
         }
     }
 }

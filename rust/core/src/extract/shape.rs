@@ -160,6 +160,7 @@ impl JsonCalls<'_> {
                     ..error
                 }),
                 cut: false,
+                untyped: Vec::new(),
             }],
             Context::Prose => Vec::new(),
         };
@@ -247,6 +248,7 @@ pub(super) fn call_from_object(object: &Map<String, Value>, context: Context) ->
         repairs: Vec::new(),
         error: None,
         cut: false,
+        untyped: Vec::new(),
     })
 }
 
@@ -362,6 +364,7 @@ pub(super) fn pythonic_calls(
             repairs: Vec::new(),
             error: None,
             cut: false,
+            untyped: Vec::new(),
         });
     }
     calls

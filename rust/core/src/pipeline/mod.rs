@@ -122,12 +122,21 @@ pub struct Candidate<V> {
 }
 
 impl<V> Candidate<V> {
-    /// A call found in text.
+    /// A call found in text. Values its format wrote without JSON types take the type the
+    /// tool's schema gives them, when the registry knows the tool.
     pub fn found<H: Host<Value = V>>(host: &H, call: FoundCall, index: usize) -> Self {
+        let tool = match (host.registry(), &call.name) {
+            (Some(registry), Some(name)) if !call.untyped.is_empty() => registry.get(name).ok(),
+            _ => None,
+        };
+        let arguments = match (call.arguments, tool) {
+            (Some(a), Some(tool)) => Some(typed_by_schema(a, &call.untyped, &tool)),
+            (a, _) => a,
+        };
         Candidate {
             id: call.id.map(|id| host.string(&id)),
             name: call.name.map(|n| host.string(&n)),
-            arguments: match call.arguments {
+            arguments: match arguments {
                 Some(a) => Arguments::Given(host.string(&a)),
                 None => Arguments::Missing,
             },
@@ -585,6 +594,72 @@ impl<'h, H: Host> Pipeline<'h, H> {
             Err(message) => Err(Failure::new(ErrorCode::CallConstruction, message, "")),
         }
     }
+}
+
+/// `arguments` (JSON text of an object) with the values in `untyped` (key, text as written)
+/// written back as strings where the tool's schema says the property is a string and not
+/// what the text was read as (`02139` for a zip code, `true` for a title). Valid JSON given
+/// with its types is never passed here: a `"42"` for an integer stays an error.
+fn typed_by_schema(arguments: String, untyped: &[(String, String)], tool: &Tool) -> String {
+    let properties = tool.definition.schema.get("properties");
+    let Ok(serde_json::Value::Object(mut object)) = serde_json::from_str(&arguments) else {
+        return arguments;
+    };
+    let mut changed = false;
+    for (key, text) in untyped {
+        let Some(schema) = properties.and_then(|p| p.get(key)) else {
+            continue;
+        };
+        let read = object.get(key).map(json_type);
+        if takes_string(schema) && !read.is_some_and(|t| takes_type(schema, t)) {
+            object.insert(key.clone(), serde_json::Value::String(text.clone()));
+            changed = true;
+        }
+    }
+    if changed {
+        serde_json::Value::Object(object).to_string()
+    } else {
+        arguments
+    }
+}
+
+/// The JSON Schema type name of a value ("integer" for whole numbers).
+fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(n) if n.is_f64() => "number",
+        serde_json::Value::Number(_) => "integer",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
+/// Whether a property schema's `type` names `kind` (an integer is a number too).
+fn takes_type(schema: &serde_json::Value, kind: &str) -> bool {
+    let names = |t: &serde_json::Value| match t {
+        serde_json::Value::String(s) => s == kind || (kind == "integer" && s == "number"),
+        _ => false,
+    };
+    match schema.get("type") {
+        Some(serde_json::Value::Array(types)) => types.iter().any(names),
+        Some(t) => names(t),
+        None => false,
+    }
+}
+
+/// Whether a property schema says its value is a string: its `type`, or an `enum` or `const`
+/// of strings.
+fn takes_string(schema: &serde_json::Value) -> bool {
+    takes_type(schema, "string")
+        || schema
+            .get("enum")
+            .and_then(|e| e.as_array())
+            .is_some_and(|e| !e.is_empty() && e.iter().all(serde_json::Value::is_string))
+        || schema
+            .get("const")
+            .is_some_and(serde_json::Value::is_string)
 }
 
 /// Repairs that mean the text ended early: with a reply stopped at the token limit, a call

@@ -204,13 +204,26 @@ fn map_error(
                 .as_deref()
                 .map(|x| format!(" ({x})"))
                 .unwrap_or_default();
+            // A key given under a near-miss of the name (`pth` for `path`) is named, never
+            // renamed silently: the model is told which it meant.
+            let near = instance
+                .as_object()
+                .and_then(|o| o.keys().find(|k| near_miss(k, name)));
+            let suggestion = match near {
+                Some(given) => format!(
+                    "rename '{}' to the required property '{}'{what}",
+                    clip(given),
+                    clip(name)
+                ),
+                None => format!("add the required property '{}'{what}", clip(name)),
+            };
             push(
                 format!("{path}/{}", escape_pointer(name)),
                 ErrorCode::RequiredMissing,
                 format!("Required property '{}' is missing", clip(name)),
                 expected.clone(),
                 None,
-                format!("add the required property '{}'{what}", clip(name)),
+                suggestion,
                 false,
             );
         }
@@ -254,6 +267,15 @@ fn map_error(
                     .as_deref()
                     .map(|a| format!("; allowed: {a}"))
                     .unwrap_or_default();
+                let meant = declared.as_ref().and_then(|d| {
+                    d.iter().find(|known| {
+                        instance.get(known.as_str()).is_none() && near_miss(name, known)
+                    })
+                });
+                let fix = match meant {
+                    Some(meant) => format!("rename '{}' to '{}'", clip(name), clip(meant)),
+                    None => format!("remove '{}'", clip(name)),
+                };
                 push(
                     format!("{path}/{}", escape_pointer(name)),
                     ErrorCode::ConstraintViolation,
@@ -262,7 +284,7 @@ fn map_error(
                         .clone()
                         .map(|a| format!("one of the declared properties: {a}")),
                     instance.get(name).map(render),
-                    format!("remove '{}'{allowed_hint}", clip(name)),
+                    format!("{fix}{allowed_hint}"),
                     consequence,
                 );
             }
@@ -772,4 +794,46 @@ pub(super) fn bounded_distance(a: &[u8], b: &[u8], k: usize) -> Option<usize> {
         std::mem::swap(&mut prev, &mut cur);
     }
     (prev[n] <= k).then_some(prev[n])
+}
+
+/// Whether `given` is a near miss of the property name `name`: the same but for letter case,
+/// `_` and `-`, or at most two edits apart (one for short names). Names longer than 64 bytes
+/// are not compared, which keeps the check cheap.
+fn near_miss(given: &str, name: &str) -> bool {
+    if given == name || given.len() > 64 || name.len() > 64 {
+        return false;
+    }
+    let folded = |s: &str| -> Vec<char> {
+        s.chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let (a, b) = (folded(given), folded(name));
+    if a == b {
+        return true;
+    }
+    let budget = if b.len() <= 4 { 1 } else { 2 };
+    edit_distance(&a, &b) <= budget
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions, and a swap of two neighbours).
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut before: Vec<usize> = (0..=b.len()).collect();
+    let mut previous = before.clone();
+    let mut row = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (previous[j] + 1)
+                .min(row[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
+        }
+        before = std::mem::replace(&mut previous, row.clone());
+    }
+    previous[b.len()]
 }
