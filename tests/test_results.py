@@ -7,10 +7,12 @@ import pickle
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+import msgspec
+import pydantic
 import pytest
 
 import toolmend
-from toolmend import ToolCall
+from toolmend import ToolCall, errors
 
 
 def _calls() -> tuple[ToolCall, ...]:
@@ -99,3 +101,107 @@ def test_a_call_crosses_a_process_pool() -> None:
 @pytest.mark.parametrize("source", ["tool_calls", "hermes", "stream"])
 def test_source_is_kept_as_given(source: str) -> None:
     assert ToolCall("f", {}, source=source).source == source
+
+
+# ---- typed arguments, pickling and equality of every result and error --------------------------------
+
+
+_SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "lines": {"type": "integer"}},
+    "required": ["path"],
+}
+
+
+class _ReadArgs(pydantic.BaseModel):
+    path: str
+    lines: int = pydantic.Field(default=10, gt=0, le=100)
+
+
+class _ReadStruct(msgspec.Struct):
+    path: str
+    lines: int = 10
+
+
+def _typed_registry() -> toolmend.ToolRegistry:
+    reg = toolmend.ToolRegistry()
+    reg.register("read_file", _SCHEMA)
+    return reg
+
+
+def test_validate_into_a_model_a_type_adapter_and_a_struct() -> None:
+    reg = _typed_registry()
+    assert reg.validate("read_file", {"path": "a", "lines": 5}, into=_ReadArgs) == _ReadArgs(path="a", lines=5)
+    adapter = pydantic.TypeAdapter(_ReadArgs)
+    assert reg.validate("read_file", {"path": "a"}, into=adapter) == _ReadArgs(path="a")
+    assert reg.validate("read_file", {"path": "a", "lines": 3}, into=_ReadStruct) == _ReadStruct("a", 3)
+    call = toolmend.parse_response({"message": {"tool_calls": [{"function": {"name": "read_file", "arguments": {"path": "b"}}}]}}, reg).calls[0]
+    assert call.parse(_ReadArgs) == _ReadArgs(path="b") and call.parse(_ReadStruct) == _ReadStruct("b")
+
+
+def test_the_registry_checks_first_then_the_model_with_coded_errors() -> None:
+    reg = _typed_registry()
+    with pytest.raises(errors.ValidationError) as schema_refused:
+        reg.validate("read_file", {"lines": 5}, into=_ReadArgs)
+    assert [e.code for e in schema_refused.value.errors] == ["TSR-003"]
+    with pytest.raises(errors.ValidationError) as model_refused:
+        reg.validate("read_file", {"path": "a", "lines": 500}, into=_ReadArgs)
+    (error,) = model_refused.value.errors
+    assert (error.code, error.path, error.actual) == ("TSR-005", "/lines", "500")
+    call = toolmend.ToolCall("read_file", {"path": 7})
+    with pytest.raises(errors.ValidationError) as wrong_type:
+        call.parse(_ReadStruct)
+    assert [e.code for e in wrong_type.value.errors] == ["TSR-004"]
+    with pytest.raises(TypeError):
+        reg.validate("read_file", {"path": "a"}, into=dict)
+
+
+def _every_result_and_error() -> dict[str, object]:
+    reg = _typed_registry()
+    body = {"message": {"tool_calls": [
+        {"function": {"name": "read_file", "arguments": '{"path": 1}'}},
+        {"function": {"name": "read_file", "arguments": '{"path": "a"'}},
+    ]}}
+    result = toolmend.parse_response(body, reg)
+    cut = toolmend.parse_response({"message": {"tool_calls": [{"function": {"name": "read_file", "arguments": '{"path": "a'}}]}})
+    objects: dict[str, object] = {
+        "ParseResult": result,
+        "ToolCall": result.calls[0],
+        "ToolCallError": result.errors[0],
+        "ToolCallError(cut)": cut.errors[0],
+        "FieldError": result.errors[0].validation[0],
+        "ValidationResult": reg.try_validate("read_file", {}),
+        "ToolInfo": reg.get("read_file"),
+        "StreamEvent": toolmend.ToolCallAccumulator().feed(toolmend.ToolCallDelta(0, name="read_file"))[0],
+        "ModelHTTPError": errors.ModelHTTPError("gone", status=404, body="{}"),
+        "RetryExhaustedError": errors.RetryExhaustedError("no", attempts=(), last_error=result.errors[0], correlation_id="c1"),
+    }
+    for name, make in [("ValidationError", lambda: reg.validate("read_file", {})), ("ParseError", lambda: toolmend.loads("")), ("UnknownToolError", lambda: reg.get("nope"))]:
+        try:
+            make()
+        except errors.ToolmendError as e:
+            objects[name] = e
+    return objects
+
+
+@pytest.mark.parametrize("name", list(_every_result_and_error()))
+def test_every_result_and_error_pickles_and_comes_back_equal(name: str) -> None:
+    original = _every_result_and_error()[name]
+    copy = pickle.loads(pickle.dumps(original))
+    assert copy == original and type(copy) is type(original)
+    assert repr(copy) == repr(original) and str(copy) == str(original)
+
+
+def test_results_cross_a_process_pool() -> None:
+    result = _every_result_and_error()["ParseResult"]
+    with ProcessPoolExecutor(max_workers=1) as pool:
+        back = pool.submit(pickle.loads, pickle.dumps(result)).result()
+    assert back == result
+
+
+def test_tool_call_errors_compare_by_value() -> None:
+    a = toolmend.ToolCallError("TLP-004", "bad", "f", "{", 1, 0)
+    assert a == toolmend.ToolCallError("TLP-004", "bad", "f", "{", 1, 0)
+    assert a != toolmend.ToolCallError("TLP-004", "bad", "f", "{", 1, 1)
+    with pytest.raises(ValueError):
+        toolmend.ToolCallError("XYZ-1", "bad")

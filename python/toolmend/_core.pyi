@@ -1,6 +1,8 @@
 """Type stubs of the compiled module; toolmend re-exports the public names."""
 
-from typing import Any, Iterable, Literal, Mapping, Union, final
+from typing import Any, Iterable, Literal, Mapping, TypeVar, Union, final, overload
+
+_M = TypeVar("_M")
 
 __version__: str
 LOADS_MAX_DEPTH: int
@@ -171,7 +173,9 @@ class FieldError:
 
 @final
 class ValidationResult:
-    """The outcome of try_validate."""
+    """The outcome of try_validate. Compares by value and pickles."""
+
+    def __init__(self, value: Any = None, errors: list[FieldError] = ...) -> None: ...
 
     @property
     def ok(self) -> bool:
@@ -186,7 +190,7 @@ class ValidationResult:
 
 @final
 class ToolInfo:
-    """A registered tool."""
+    """A registered tool. Equal to another with the same definition (fingerprint); pickles as its definition."""
 
     @property
     def name(self) -> str:
@@ -259,6 +263,12 @@ class ToolCall:
         truncated: bool = False,
     ) -> None:
         """A call built by hand (to test an agent, or to replay one); `id` defaults to a fresh one."""
+    @overload
+    def parse(self, model: type[_M]) -> _M:
+        """The arguments as an instance of `model` (a pydantic model class, a TypeAdapter or a msgspec Struct
+        class), built once; ValidationError (with coded FieldErrors) when the model refuses them."""
+    @overload
+    def parse(self, model: Any) -> Any: ...
     def as_dict(self) -> dict[str, Any]:
         """The call as a plain dict: id, name, arguments, index, source."""
     def to_openai(self) -> dict[str, Any]:
@@ -298,7 +308,22 @@ class ToolCall:
 
 @final
 class ToolCallError:
-    """Why one call of a reply could not be used."""
+    """Why one call of a reply could not be used. Compares by value and pickles."""
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        tool_name: str | None = None,
+        raw_arguments: Any = None,
+        position: int | None = None,
+        index: int = 0,
+        validation: list[FieldError] | None = None,
+        suggestion: str = "",
+        choice: int = 0,
+        arguments: Any = None,
+    ) -> None:
+        """An error built by hand (to test an agent, or to replay one); `code` is one of the catalogue's."""
 
     @property
     def code(self) -> ErrorCodeStr:
@@ -333,7 +358,12 @@ class ToolCallError:
 
 @final
 class ParseResult:
-    """The calls of a reply, the errors of those that failed, and the text without the calls."""
+    """The calls of a reply, the errors of those that failed, and the text without the calls. Compares by
+    value and pickles."""
+
+    def __init__(
+        self, calls: list[ToolCall] = ..., errors: list[ToolCallError] = ..., text: str = "", quoted: int = 0
+    ) -> None: ...
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -399,7 +429,19 @@ class ToolCallDelta:
 
 @final
 class StreamEvent:
-    """What a chunk caused: kind is "started", "name", "arguments", "completed" or "failed"."""
+    """What a chunk caused: kind is "started", "name", "arguments", "completed" or "failed". Compares by
+    value and pickles."""
+
+    def __init__(
+        self,
+        kind: str,
+        index: int = 0,
+        id: str | None = None,
+        path: str | None = None,
+        text: str | None = None,
+        code: str | None = None,
+        message: str | None = None,
+    ) -> None: ...
 
     @property
     def kind(self) -> str:

@@ -15,7 +15,25 @@ from toolmend._core import FieldError, RepairError, ToolCallError
 
 
 class ToolmendError(Exception):
-    """Root of every error toolmend raises on purpose."""
+    """Root of every error toolmend raises on purpose. Every one pickles (across a ProcessPoolExecutor,
+    Celery, Ray) with its attributes, and comes back equal: same type, message and attributes."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without calling __init__ (whose arguments differ per class): the message, then the attributes.
+        return (_rebuilt, (type(self), self.args, dict(self.__dict__)))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.args == other.args and self.__dict__ == other.__dict__  # type: ignore[union-attr]
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.args))
+
+
+def _rebuilt(cls: type[ToolmendError], args: tuple[Any, ...], attributes: dict[str, Any]) -> ToolmendError:
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(attributes)
+    return error
 
 
 class ParseError(ToolmendError, ValueError):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pydantic
+
 import toolmend
 from toolmend import (
     ChatResult,
@@ -24,6 +26,17 @@ def registry() -> ToolRegistry:
     reg = ToolRegistry()
     reg.register("read_file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
     return reg
+
+
+class ReadArgs(pydantic.BaseModel):
+    path: str
+
+
+def typed(reg: ToolRegistry, call: ToolCall) -> list[str]:
+    first: ReadArgs = reg.validate("read_file", {"path": "a.txt"}, into=ReadArgs)
+    second: ReadArgs = call.parse(ReadArgs)
+    plain: dict[str, Any] = reg.validate("read_file", {"path": "a.txt"})
+    return [first.path, second.path, str(plain)]
 
 
 def offline(reg: ToolRegistry) -> list[str]:

@@ -70,6 +70,19 @@ impl EventKind {
             EventKind::Failed => "failed",
         }
     }
+
+    /// The kind named `name` ("started", ...).
+    pub fn from_name(name: &str) -> Option<EventKind> {
+        [
+            EventKind::Started,
+            EventKind::Name,
+            EventKind::Arguments,
+            EventKind::Completed,
+            EventKind::Failed,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == name)
+    }
 }
 
 impl Event {

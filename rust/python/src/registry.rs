@@ -159,6 +159,40 @@ pub struct ValidationResult {
 
 #[pymethods]
 impl ValidationResult {
+    /// A result built by hand; `ok` is whether `errors` is empty.
+    #[new]
+    #[pyo3(signature = (value=None, errors=Vec::new()))]
+    fn new(
+        py: Python<'_>,
+        value: Option<Py<PyAny>>,
+        errors: Vec<Py<FieldError>>,
+    ) -> PyResult<Self> {
+        Ok(ValidationResult {
+            ok: errors.is_empty(),
+            value: value.unwrap_or_else(|| py.None()),
+            errors: PyTuple::new(py, errors)?.unbind(),
+        })
+    }
+
+    /// Pickles as its constructor's arguments, and comes back equal.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyAny>, (Py<PyAny>, Py<PyTuple>)) {
+        let this = slf.get();
+        let py = slf.py();
+        (
+            slf.get_type().into_any(),
+            (this.value.clone_ref(py), this.errors.clone_ref(py)),
+        )
+    }
+
+    /// Equal when the value and the errors are.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(other) = other.cast::<ValidationResult>() else {
+            return Ok(false);
+        };
+        let other = other.get();
+        Ok(self.value.bind(py).eq(&other.value)? && self.errors.bind(py).eq(&other.errors)?)
+    }
+
     fn __bool__(&self) -> bool {
         self.ok
     }
@@ -181,6 +215,62 @@ pub struct ToolInfo {
 
 #[pymethods]
 impl ToolInfo {
+    /// Pickles as its definition; unpickling compiles it again.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let py = slf.py();
+        let this = slf.get();
+        let rebuild = py.get_type::<ToolInfo>().getattr("_from_definition")?;
+        let state = (
+            this.name(),
+            this.schema(py)?,
+            this.description(),
+            this.version(),
+            this.category(),
+        )
+            .into_pyobject(py)?;
+        Ok((rebuild, state))
+    }
+
+    /// A tool compiled outside any registry (what an unpickled ToolInfo is).
+    #[staticmethod]
+    fn _from_definition(
+        py: Python<'_>,
+        name: String,
+        schema: &Bound<'_, PyAny>,
+        description: String,
+        version: String,
+        category: Option<String>,
+    ) -> PyResult<Self> {
+        let definition = Definition {
+            name,
+            description,
+            version,
+            category,
+            schema: schema_value(schema)?,
+        };
+        let registry = Registry::new(false, Limits::DEFAULT);
+        let tool = registry
+            .register(definition)
+            .map_err(|e| registry_error(py, &e, None))?;
+        Ok(tool_info(&tool))
+    }
+
+    /// Equal when the definitions are (their fingerprints).
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<ToolInfo>()
+            .is_ok_and(|o| o.get().tool.fingerprint == self.tool.fingerprint)
+    }
+
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.tool.fingerprint.hash(&mut h);
+        h.finish()
+    }
+
     /// The parameter schema as registered: a new dict on each access, so nothing a caller does
     /// to it reaches the registry (and a listing of many tools builds none until asked).
     #[getter]

@@ -3,12 +3,13 @@
 //! reply's shape and the checks are the core's (wire, pipeline); here Python objects go in and
 //! result classes come out.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use toolmend_core::pipeline::{
     check_reply, new_call_id, CallSource, CheckedCall, Pipeline, RejectedCall,
 };
-use toolmend_core::Limits;
+use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{class_repr, orjson_dumps, py_value, Repair};
 use crate::pipeline::PyHost;
@@ -163,6 +164,20 @@ impl ToolCall {
             && self.arguments.bind(py).eq(other.arguments.bind(py))?)
     }
 
+    /// The arguments as an instance of `model` (a pydantic model class, a TypeAdapter or a msgspec
+    /// Struct class), built once; ValidationError when the model refuses them.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        model: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        py.import("toolmend.typed")?.getattr("into_model")?.call1((
+            model,
+            &self.arguments,
+            &self.name,
+        ))
+    }
+
     /// The call as a plain dict: id, name, arguments, index, source.
     fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
@@ -271,6 +286,23 @@ impl ToolCallError {
         self.index
     }
 
+    /// The constructor's arguments.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (
+            self.code,
+            &self.message,
+            &self.tool_name,
+            raw_text(py, &self.raw)?,
+            self.position,
+            self.index,
+            self.validation.bind(py),
+            &self.suggestion,
+            self.choice,
+            self.arguments.as_ref().map(|a| a.bind(py)),
+        )
+            .into_pyobject(py)
+    }
+
     fn from_rejected(py: Python<'_>, rejected: RejectedCall<Obj<'_>>) -> PyResult<Self> {
         let failure = rejected.failure;
         Ok(ToolCallError {
@@ -291,6 +323,55 @@ impl ToolCallError {
 
 #[pymethods]
 impl ToolCallError {
+    /// An error built by hand (to test an agent, or to replay one); `code` is one of the
+    /// catalogue's.
+    #[new]
+    #[pyo3(signature = (code, message, tool_name=None, raw_arguments=None, position=None, index=0, validation=None, suggestion=String::new(), choice=0, arguments=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        code: &str,
+        message: String,
+        tool_name: Option<String>,
+        raw_arguments: Option<Py<PyAny>>,
+        position: Option<usize>,
+        index: usize,
+        validation: Option<Vec<Py<FieldError>>>,
+        suggestion: String,
+        choice: usize,
+        arguments: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let code = ErrorCode::from_code(code)
+            .ok_or_else(|| PyValueError::new_err(format!("not an error code: {code:?}")))?;
+        Ok(ToolCallError {
+            code: code.as_str(),
+            message,
+            tool_name,
+            raw: raw_arguments,
+            position,
+            index,
+            choice,
+            arguments,
+            validation: PyTuple::new(py, validation.unwrap_or_default())?.unbind(),
+            suggestion,
+        })
+    }
+
+    /// Pickles as its constructor's arguments, and comes back equal.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        Ok((slf.get_type().into_any(), slf.get().state(slf.py())?))
+    }
+
+    /// Equal when every field is.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match other.cast::<ToolCallError>() {
+            Ok(other) => self.state(py)?.eq(other.get().state(py)?),
+            Err(_) => Ok(false),
+        }
+    }
+
     #[getter]
     fn raw_arguments(&self, py: Python<'_>) -> PyResult<Option<String>> {
         raw_text(py, &self.raw)
@@ -336,6 +417,40 @@ pub struct ParseResult {
 
 #[pymethods]
 impl ParseResult {
+    /// A result built by hand (to test an agent); `ok` is whether `errors` is empty.
+    #[new]
+    #[pyo3(signature = (calls=Vec::new(), errors=Vec::new(), text=String::new(), quoted=0))]
+    fn new(
+        py: Python<'_>,
+        calls: Vec<Py<ToolCall>>,
+        errors: Vec<Py<ToolCallError>>,
+        text: String,
+        quoted: usize,
+    ) -> PyResult<Self> {
+        Ok(ParseResult {
+            ok: errors.is_empty(),
+            calls: PyTuple::new(py, calls)?.unbind(),
+            errors: PyTuple::new(py, errors)?.unbind(),
+            text,
+            quoted,
+        })
+    }
+
+    /// Pickles as its constructor's arguments, and comes back equal.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        Ok((slf.get_type().into_any(), slf.get().state(slf.py())?))
+    }
+
+    /// Equal when the calls, errors, text and quoted count are.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        match other.cast::<ParseResult>() {
+            Ok(other) => self.state(py)?.eq(other.get().state(py)?),
+            Err(_) => Ok(false),
+        }
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         class_repr(
             py,
@@ -351,6 +466,17 @@ impl ParseResult {
 }
 
 impl ParseResult {
+    /// The constructor's arguments.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (
+            self.calls.bind(py),
+            self.errors.bind(py),
+            &self.text,
+            self.quoted,
+        )
+            .into_pyobject(py)
+    }
+
     /// The outcome of a pipeline run: its calls and errors as result classes, and the text.
     pub(crate) fn from_pipeline(
         py: Python<'_>,

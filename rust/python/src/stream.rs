@@ -4,6 +4,7 @@
 //! events become Python objects and the live view follows the arguments.
 
 use jiter::{PartialMode, PythonParse, StringCacheMode};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use toolmend_core::pipeline::{check_stream, Candidate, Pipeline};
@@ -82,6 +83,86 @@ pub struct StreamEvent {
 
 #[pymethods]
 impl StreamEvent {
+    /// An event built by hand (to replay a stream); `kind` and `code` are checked.
+    #[new]
+    #[pyo3(signature = (kind, index=0, id=None, path=None, text=None, code=None, message=None))]
+    fn new(
+        kind: &str,
+        index: usize,
+        id: Option<String>,
+        path: Option<String>,
+        text: Option<String>,
+        code: Option<&str>,
+        message: Option<String>,
+    ) -> PyResult<Self> {
+        let kind = EventKind::from_name(kind)
+            .ok_or_else(|| PyValueError::new_err(format!("not an event kind: {kind:?}")))?;
+        let code = match code {
+            Some(code) => Some(
+                ErrorCode::from_code(code)
+                    .ok_or_else(|| PyValueError::new_err(format!("not an error code: {code:?}")))?
+                    .as_str(),
+            ),
+            None => None,
+        };
+        Ok(StreamEvent {
+            kind: kind.as_str(),
+            index,
+            id,
+            path,
+            text,
+            code,
+            message,
+        })
+    }
+
+    /// Pickles as its constructor's arguments, and comes back equal.
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (
+        Bound<'py, PyAny>,
+        (
+            &'static str,
+            usize,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+            Option<&'static str>,
+            Option<String>,
+        ),
+    ) {
+        let e = slf.get();
+        (
+            slf.get_type().into_any(),
+            (
+                e.kind,
+                e.index,
+                e.id.clone(),
+                e.path.clone(),
+                e.text.clone(),
+                e.code,
+                e.message.clone(),
+            ),
+        )
+    }
+
+    /// Equal when every field is.
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other.cast::<StreamEvent>().is_ok_and(|o| {
+            let o = o.get();
+            (
+                self.kind,
+                self.index,
+                &self.id,
+                &self.path,
+                &self.text,
+                self.code,
+                &self.message,
+            ) == (o.kind, o.index, &o.id, &o.path, &o.text, o.code, &o.message)
+        })
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let mut fields = vec![
             ("kind", py_value(py, self.kind)?),
