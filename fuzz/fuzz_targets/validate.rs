@@ -26,6 +26,7 @@ fn definition(schema: serde_json::Value) -> Definition {
         version: "1.0.0".into(),
         category: None,
         schema,
+        annotations: None,
     }
 }
 

@@ -193,6 +193,9 @@ class ToolInfo:
     """A registered tool. Equal to another with the same definition (fingerprint); pickles as its definition."""
 
     @property
+    def annotations(self) -> dict[str, Any] | None:
+        """The tool's annotations as its source gave them (MCP's readOnlyHint, destructiveHint, ...), or None."""
+    @property
     def name(self) -> str:
         """The tool's name, as registered."""
     @property
@@ -214,10 +217,15 @@ class ToolInfo:
 class ToolRegistry:
     """Tools by name, each schema compiled once (toolmend.ToolRegistry adds functions and files)."""
 
-    def __init__(self, strict: bool = True, *, max_size: int = ..., max_depth: int = ...) -> None: ...
+    def __init__(
+        self, strict: bool = True, *, max_size: int = ..., max_depth: int = ..., names: str = "default"
+    ) -> None: ...
     @property
     def strict(self) -> bool:
         """True when object schemas are closed to unknown properties (the default)."""
+    @property
+    def names(self) -> str:
+        """The naming rule for tools: "default", "openai" (also '-') or "mcp" (also '-' and '.', 128 characters)."""
     def register(
         self,
         name: str,
@@ -226,6 +234,7 @@ class ToolRegistry:
         description: str = "",
         version: str = "1.0.0",
         category: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
     ) -> ToolInfo:
         """Checks, compiles and adds a tool; registering the same definition again is a no-op.
 

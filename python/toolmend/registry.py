@@ -62,13 +62,17 @@ class ToolRegistry(_core.ToolRegistry):
         metrics: bool = False,
         validation_failure_log_level: int | str | None = None,
         include_actual_values: bool = False,
+        names: str = "default",
         **limits: int,
     ) -> ToolRegistry:
         """``metrics=True`` counts and times every validation (``registry.metrics()``);
         ``validation_failure_log_level`` (a level or its name) logs each failed validation on the ``toolmend``
         logger, with the field errors' codes, paths and expected types, and their actual values only with
-        ``include_actual_values``. Both off by default: they cost more than a small validation."""
-        registry = super().__new__(cls, strict, **limits)
+        ``include_actual_values``. Both off by default: they cost more than a small validation.
+        ``names`` is the naming rule for tools: "default" (letters, digits, ``_``; 64 characters),
+        "openai" (``-`` too) or "mcp" (``-`` and ``.``, 128 characters), for registering and for the
+        calls checked against the registry."""
+        registry = super().__new__(cls, strict, names=names, **limits)
         level = log_level(validation_failure_log_level)
         registry.metrics = RegistryMetrics(registry.__len__, metrics, level, include_actual_values)
         if metrics or level is not None:
@@ -83,8 +87,10 @@ class ToolRegistry(_core.ToolRegistry):
         description: str = "",
         version: str = "1.0.0",
         category: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
     ) -> ToolInfo:
         """Checks, compiles and adds a tool (a no-op when the same definition is there already).
+        ``annotations`` (MCP's ``readOnlyHint``, ``destructiveHint``, ...) are kept on its ToolInfo.
 
         ``schema`` is a JSON Schema (a mapping, or its JSON text), or a pydantic model class, a msgspec
         Struct class or a pydantic TypeAdapter whose JSON Schema is taken (and whose docstring is the
@@ -101,7 +107,9 @@ class ToolRegistry(_core.ToolRegistry):
                 description = tool_spec(schema, name=name).description
             schema = converted
         try:
-            info = super().register(name, schema, description=description, version=version, category=category)
+            info = super().register(
+                name, schema, description=description, version=version, category=category, annotations=annotations
+            )
         except SchemaError as e:
             logger.warning("tool %r refused: %s", name, e.code)
             raise
@@ -159,7 +167,9 @@ class ToolRegistry(_core.ToolRegistry):
     ) -> ToolInfo:
         """Registers one tool definition from any source ``from_tools`` reads."""
         spec = tool_spec(item, name=name)
-        info = self.register(spec.name, spec.schema, description=spec.description, version=version, category=category)
+        info = self.register(
+            spec.name, spec.schema, description=spec.description, version=version, category=category, annotations=spec.annotations
+        )
         if spec.annotations is not None:
             self.annotations = {**self.annotations, spec.name: dict(spec.annotations)}
         return info
@@ -168,14 +178,17 @@ class ToolRegistry(_core.ToolRegistry):
     annotations: Mapping[str, Mapping[str, Any]] = {}
 
     @classmethod
-    def from_tools(cls, items: Iterable[Any], *, strict: bool = True, **limits: int) -> ToolRegistry:
+    def from_tools(
+        cls, items: Iterable[Any], *, strict: bool = True, names: str = "default", **limits: int
+    ) -> ToolRegistry:
         """A registry of tool definitions from any source: OpenAI tool dicts (``{"type": "function",
         "function": {...}}`` or the Responses API's flat form), MCP tools (objects or dicts with
         ``inputSchema``; their ``annotations`` are kept), Anthropic tools (``input_schema``), pydantic model
         classes, msgspec Struct classes and plain functions.
 
+        ``names="mcp"`` (or "openai") accepts the tool names those servers allow.
         Raises SchemaError naming the tool (TSR-006 when a definition holds no schema)."""
-        registry = cls(strict, **limits)
+        registry = cls(strict, names=names, **limits)
         for position, item in enumerate(items):
             try:
                 registry.register_tool(item)
@@ -184,7 +197,7 @@ class ToolRegistry(_core.ToolRegistry):
         return registry
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, strict: bool = True) -> ToolRegistry:
+    def from_file(cls, path: str | os.PathLike[str], *, strict: bool = True, names: str = "default") -> ToolRegistry:
         """A registry of the tools in a JSON, TOML or YAML file.
 
         The file holds a list of tools, ``{"tools": [...]}``, or ``tool_registry.custom_tools``
@@ -199,7 +212,7 @@ class ToolRegistry(_core.ToolRegistry):
         section = config.get("tool_registry") if isinstance(config, Mapping) else None
         # The failure records of .agent/config.yml's tool_registry section apply to the registry it lists.
         settings = {k: section[k] for k in _LOG_SETTINGS if isinstance(section, Mapping) and section.get(k) is not None}
-        registry = cls(strict, **settings)
+        registry = cls(strict, names=names, **settings)
         skipped: list[SkippedTool] = []
         for entry in _tool_entries(config):
             name = str(entry.get("name", ""))

@@ -21,6 +21,7 @@ fn main() {
             version: "1.0.0".into(),
             category: None,
             schema: json!({"type": "object", "properties": {"path": {"type": "string"}, "records": {"type": "array"}}}),
+            annotations: None,
         })
         .unwrap();
     for _ in 0..3 {

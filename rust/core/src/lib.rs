@@ -6,6 +6,7 @@
 pub mod error;
 pub mod extract;
 pub mod limits;
+pub mod names;
 pub mod partial;
 pub mod pipeline;
 pub mod repair;
@@ -16,4 +17,5 @@ pub mod wire;
 
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;
+pub use names::NameRule;
 pub use repair::{mend, repair, validate, Repair, RepairKind, Repaired};

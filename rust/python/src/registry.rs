@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::dict::BoundDictIterator;
@@ -18,7 +19,7 @@ use pyo3::types::{
 };
 use serde_json::{Map, Number, Value};
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
-use toolmend_core::{ErrorCode, Limits};
+use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
     bounded_input, class_repr, detach_if_large, json_text, limits, package_class, py_value,
@@ -228,6 +229,7 @@ impl ToolInfo {
             this.description(),
             this.version(),
             this.category(),
+            this.annotations(py)?,
         )
             .into_pyobject(py)?;
         Ok((rebuild, state))
@@ -242,6 +244,7 @@ impl ToolInfo {
         description: String,
         version: String,
         category: Option<String>,
+        annotations: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let definition = Definition {
             name,
@@ -249,8 +252,10 @@ impl ToolInfo {
             version,
             category,
             schema: schema_value(schema)?,
+            annotations: annotations.map(schema_value).transpose()?,
         };
-        let registry = Registry::new(false, Limits::DEFAULT);
+        // The widest naming rule: the name was accepted by the registry it came from.
+        let registry = Registry::new(false, Limits::DEFAULT).with_names(NameRule::Mcp);
         let tool = registry
             .register(definition)
             .map_err(|e| registry_error(py, &e, None))?;
@@ -281,6 +286,18 @@ impl ToolInfo {
     #[getter]
     fn name(&self) -> &str {
         &self.tool.definition.name
+    }
+
+    /// The tool's annotations as its source gave them (MCP's `readOnlyHint`, ...); None when it
+    /// gave none. A new dict on each access.
+    #[getter]
+    fn annotations(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        self.tool
+            .definition
+            .annotations
+            .as_ref()
+            .map(|a| value_to_py(py, a))
+            .transpose()
     }
 
     #[getter]
@@ -338,12 +355,17 @@ type Listings = (usize, HashMap<Option<String>, Py<PyTuple>>);
 #[pymethods]
 impl PyToolRegistry {
     #[new]
-    #[pyo3(signature = (strict=true, *, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth))]
-    fn new(strict: bool, max_size: usize, max_depth: usize) -> PyResult<Self> {
+    #[pyo3(signature = (strict=true, *, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, names="default"))]
+    fn new(strict: bool, max_size: usize, max_depth: usize, names: &str) -> PyResult<Self> {
         // Validation has no repair deadline.
         let limits = limits(max_size, max_depth, 0)?;
+        let names = NameRule::from_name(names).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "names must be \"default\", \"openai\" or \"mcp\", not {names:?}"
+            ))
+        })?;
         Ok(PyToolRegistry {
-            inner: Arc::new(Registry::new(strict, limits)),
+            inner: Arc::new(Registry::new(strict, limits).with_names(names)),
             listings: Mutex::new((0, HashMap::new())),
         })
     }
@@ -353,9 +375,16 @@ impl PyToolRegistry {
         self.inner.strict()
     }
 
+    /// The naming rule: "default", "openai" or "mcp".
+    #[getter]
+    fn names(&self) -> &'static str {
+        self.inner.names().as_str()
+    }
+
     /// Checks, compiles and adds a tool; registering the same definition again is a no-op.
     /// Raises SchemaError (TSR-006, TSR-007, TSR-008).
-    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None))]
+    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None, annotations=None))]
+    #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
         py: Python<'_>,
@@ -364,6 +393,7 @@ impl PyToolRegistry {
         description: String,
         version: String,
         category: Option<String>,
+        annotations: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<ToolInfo> {
         let schema = schema_value(schema)?;
         let definition = Definition {
@@ -372,6 +402,7 @@ impl PyToolRegistry {
             version,
             category,
             schema,
+            annotations: annotations.map(schema_value).transpose()?,
         };
         let registry = Arc::clone(&self.inner);
         let tool = py

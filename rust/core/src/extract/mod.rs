@@ -67,36 +67,10 @@ pub struct TextCalls {
     pub quoted: usize,
 }
 
-/// Checks a tool name in the order of the pipeline: empty (TLP-002), characters outside
-/// `[A-Za-z0-9_]` (TLP-003), longer than 64 (TLP-005).
+/// Checks a tool name in the order of the pipeline under the default rule: empty (TLP-002),
+/// characters outside `[A-Za-z0-9_]` (TLP-003), longer than 64 (TLP-005).
 pub fn check_name(name: &str) -> Result<(), (ErrorCode, String)> {
-    if name.trim().is_empty() {
-        return Err((
-            ErrorCode::EmptyName,
-            "Function name is required: the name is empty".into(),
-        ));
-    }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-    {
-        return Err((
-            ErrorCode::InvalidName,
-            format!(
-                "Function name has the character {bad:?}; only letters, digits and '_' are allowed"
-            ),
-        ));
-    }
-    if name.len() > MAX_NAME_LEN {
-        return Err((
-            ErrorCode::NameTooLong,
-            format!(
-                "Function name is {} characters long; at most {MAX_NAME_LEN} are allowed",
-                name.len()
-            ),
-        ));
-    }
-    Ok(())
+    crate::names::NameRule::Default.check(name)
 }
 
 /// The opening marker of every format in the table: calls, fences, tool results, thinking and

@@ -21,8 +21,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, ErrorCode};
-use crate::extract::{check_name, FoundCall};
+use crate::extract::FoundCall;
 use crate::limits::Limits;
+use crate::names::NameRule;
 use crate::repair::{ends_cut_off, Repair, RepairKind};
 use crate::schema::{Registry, Tool, Violation};
 use crate::stream::{AssembledCall, FailedCall};
@@ -480,7 +481,11 @@ impl<'h, H: Host> Pipeline<'h, H> {
                 ));
             }
         };
-        check_name(name).map_err(|(code, message)| {
+        let names = self
+            .host
+            .registry()
+            .map_or(NameRule::Default, Registry::names);
+        names.check(name).map_err(|(code, message)| {
             Failure::new(
                 code,
                 message,

@@ -75,6 +75,7 @@ fn registry() -> Registry {
             version: "1.0.0".into(),
             category: None,
             schema,
+            annotations: None,
         })
         .unwrap();
     registry

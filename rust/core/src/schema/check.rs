@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{Definition, RegistryError};
 use crate::error::ErrorCode;
+use crate::names::NameRule;
 
 pub const MAX_NAME: usize = 64;
 pub const MAX_DESCRIPTION: usize = 500;
@@ -109,26 +110,24 @@ fn invalid(message: impl Into<String>, path: Option<String>) -> RegistryError {
     }
 }
 
-/// Name, description, version and schema rules; the first fault found is reported.
-pub fn definition(d: &Definition) -> Result<(), RegistryError> {
+/// Name (under `names`), description, version and schema rules; the first fault found is
+/// reported.
+pub fn definition(d: &Definition, names: NameRule) -> Result<(), RegistryError> {
     if d.name.is_empty() {
         return Err(invalid("Tool name cannot be empty", None));
     }
-    if d.name.chars().count() > MAX_NAME {
+    if d.name.chars().count() > names.max_len() {
         return Err(invalid(
-            format!("Tool name cannot exceed {MAX_NAME} characters"),
+            format!("Tool name cannot exceed {} characters", names.max_len()),
             None,
         ));
     }
-    if !d
-        .name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    {
+    if !d.name.chars().all(|c| names.allows(c)) {
         return Err(invalid(
             format!(
-                "Tool name '{}' may hold only letters, digits and '_'",
-                super::report::clip(&d.name)
+                "Tool name '{}' may hold only {}",
+                super::report::clip(&d.name),
+                names.characters()
             ),
             None,
         ));

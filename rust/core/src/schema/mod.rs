@@ -12,6 +12,7 @@ mod graph;
 mod report;
 mod strict;
 
+use crate::names::NameRule;
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -45,6 +46,9 @@ pub struct Definition {
     pub category: Option<String>,
     /// The parameter schema exactly as given (strict mode compiles a derived copy).
     pub schema: Value,
+    /// Hints about the tool as its source gave them (MCP's `annotations`: `readOnlyHint`,
+    /// `destructiveHint`, ...); kept, never checked, not part of the fingerprint.
+    pub annotations: Option<Value>,
 }
 
 /// A registered tool: its definition and the validator compiled from it.
@@ -103,6 +107,8 @@ impl std::error::Error for RegistryError {}
 pub struct Registry {
     strict: bool,
     limits: Limits,
+    /// Which tool names are accepted, at registration and in calls checked against it.
+    names: NameRule,
     tools: RwLock<Catalogue>,
 }
 
@@ -123,8 +129,19 @@ impl Registry {
         Registry {
             strict,
             limits,
+            names: NameRule::Default,
             tools: RwLock::new(Catalogue::default()),
         }
+    }
+
+    /// The registry with another naming rule (OpenAI's or MCP's names).
+    pub fn with_names(mut self, names: NameRule) -> Self {
+        self.names = names;
+        self
+    }
+
+    pub fn names(&self) -> NameRule {
+        self.names
     }
 
     pub fn strict(&self) -> bool {
@@ -138,7 +155,7 @@ impl Registry {
     /// Checks and compiles `definition`, then adds it. The same definition twice is a no-op
     /// that returns the tool already there; a different one under a taken name is TSR-007.
     pub fn register(&self, definition: Definition) -> Result<Arc<Tool>, RegistryError> {
-        check::definition(&definition)?;
+        check::definition(&definition, self.names)?;
         let fingerprint = check::fingerprint(&definition);
         let key = definition.name.to_ascii_lowercase();
         if let Some(existing) = self.read().by_key.get(&key) {

@@ -15,6 +15,7 @@ fn def(name: &str, schema: Value) -> Definition {
         version: "1.0.0".into(),
         category: None,
         schema,
+        annotations: None,
     }
 }
 
