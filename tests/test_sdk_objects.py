@@ -391,3 +391,13 @@ def test_feed_data_is_not_raw_wire_text() -> None:
     payload = openai_chunks()[0].model_dump_json()
     assert toolmend.ToolCallAccumulator().feed(payload) == []
     assert [e.kind for e in toolmend.ToolCallAccumulator().feed_data(payload)] == ["started", "name"]
+
+
+def test_single_sdk_items_on_their_own() -> None:
+    message = openai_completion(json.dumps(ARGS)).choices[0].message
+    item = responses_reply().output[1]
+    tool_call = ollama_reply().message.tool_calls[0]
+    block = anthropic_reply().content[1]
+    for one in (message, item, tool_call, block):
+        result = parse_response(one, registry())
+        assert [(c.name, c.arguments) for c in result.calls] == [("read_file", ARGS)], type(one)
