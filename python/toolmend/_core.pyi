@@ -246,9 +246,16 @@ class ToolRegistry:
         """Every tool (or those of `category`), by category then name."""
     def schema_hint(self, name: str) -> str:
         """One line telling a model what the tool expects."""
+    @overload
     def validate(self, name: str, args: Any) -> Any:
         """The arguments (the caller's own dict, or JSON text parsed), or ValidationError with every
-        error; UnknownToolError for a name not registered."""
+        error; UnknownToolError for a name not registered. With `into` (a pydantic model class, a
+        TypeAdapter or a msgspec Struct class) they come back as its instance, built once; a model that
+        refuses them raises ValidationError with coded FieldErrors (TSR-003, TSR-004, TSR-005)."""
+    @overload
+    def validate(self, name: str, args: Any, *, into: type[_M]) -> _M: ...
+    @overload
+    def validate(self, name: str, args: Any, *, into: Any) -> Any: ...
     def try_validate(self, name: str, args: Any) -> ValidationResult:
         """Like `validate`, but every outcome is a ValidationResult; never raises for bad input."""
     def __len__(self) -> int: ...

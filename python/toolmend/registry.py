@@ -17,14 +17,12 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar, overload
 from toolmend import _core
 from toolmend._core import FieldError, ToolInfo, ValidationResult
 from toolmend.errors import SchemaError
-from toolmend.typed import into_model
 from toolmend.registry_metrics import RegistryMetrics, instrument, log_level
 from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_spec
 
 __all__ = ["FieldError", "SkippedTool", "ToolInfo", "ToolRegistry", "ToolSpec", "ValidationResult", "function_schema"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-M = TypeVar("M")
 
 logger = logging.getLogger("toolmend")
 
@@ -115,23 +113,6 @@ class ToolRegistry(_core.ToolRegistry):
             raise
         logger.info("registered tool %r v%s (fingerprint %s)", info.name, info.version, info.fingerprint)
         return info
-
-    @overload
-    def validate(self, name: str, args: Any) -> dict[str, Any]: ...
-    @overload
-    def validate(self, name: str, args: Any, *, into: type[M]) -> M: ...
-    @overload
-    def validate(self, name: str, args: Any, *, into: Any) -> Any: ...
-
-    def validate(self, name: str, args: Any, *, into: Any = None) -> Any:
-        """The arguments, checked against the tool's schema (ValidationError with every FieldError when
-        they do not match). With ``into`` (a pydantic model class, a TypeAdapter or a msgspec Struct
-        class) they come back as its instance, built once; a model that refuses them raises ValidationError
-        too, its errors mapped to FieldErrors with codes (TSR-003 missing, TSR-004 type, TSR-005 constraint)."""
-        value = super().validate(name, args)
-        if into is None:
-            return value
-        return into_model(into, value, name)
 
     def register_function(
         self, fn: Callable[..., Any], *, name: str | None = None, version: str = "1.0.0", category: str | None = None

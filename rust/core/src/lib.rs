@@ -13,6 +13,7 @@ pub mod repair;
 mod scan;
 pub mod schema;
 pub mod stream;
+pub mod walk;
 pub mod wire;
 
 pub use error::{Error, ErrorCode, ErrorKind};

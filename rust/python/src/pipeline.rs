@@ -12,8 +12,9 @@ use toolmend_core::schema::{Registry, Tool, Violation};
 use toolmend_core::{ErrorCode, Limits, Repair};
 
 use crate::convert::{bounded_input, load_json, sorted_json, LoadError};
-use crate::registry::{walk, Budget, PyToolRegistry};
+use crate::registry::PyToolRegistry;
 use crate::wire::Obj;
+use toolmend_core::walk::{walk, Budget};
 
 pub(crate) struct PyHost<'a, 'py> {
     py: Python<'py>,
@@ -43,7 +44,7 @@ impl<'py> Host for PyHost<'_, 'py> {
 
     fn walk_limits(&self, object: &Obj<'py>, limits: &Limits) -> Result<(), Failure> {
         let mut budget = Budget::new(limits);
-        walk::<false>(&object.0, 0, &String::new, &mut budget)
+        walk::<Obj, false>(object, 0, &String::new, &mut budget)
             .map(drop)
             .map_err(|v| Failure::new(v.code, v.message, &v.suggestion))
     }

@@ -17,14 +17,16 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple,
     PyType,
 };
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
+use toolmend_core::walk::{not_json, walk, Budget, Key, Node, Tree};
 use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
     bounded_input, class_repr, detach_if_large, json_text, limits, package_class, py_value,
     python_objects, strict_objects,
 };
+use crate::wire::Obj;
 
 static SCHEMA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNKNOWN_TOOL_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -455,14 +457,29 @@ impl PyToolRegistry {
     }
 
     /// The parsed arguments (the caller's own object when a dict was given), or ValidationError
-    /// with every error; UnknownToolError for a name not registered.
-    fn validate(&self, py: Python<'_>, name: &str, args: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    /// with every error; UnknownToolError for a name not registered. With `into` (a pydantic
+    /// model, a TypeAdapter, a msgspec Struct) they are built into its instance (toolmend.typed).
+    #[pyo3(signature = (name, args, *, into=None))]
+    fn validate(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        args: &Bound<'_, PyAny>,
+        into: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let tool = self
             .inner
             .get(name)
             .map_err(|e| registry_error(py, &e, Some(name)))?;
         match self.check(py, &tool, args)? {
-            Ok(value) => Ok(value),
+            Ok(value) => match into {
+                None => Ok(value),
+                Some(model) => Ok(py
+                    .import("toolmend.typed")?
+                    .getattr("into_model")?
+                    .call1((model, value, tool.definition.name.as_str()))?
+                    .unbind()),
+            },
             Err(errors) => {
                 let errors = PyTuple::new(py, errors.into_iter().map(FieldError::from))?;
                 let cls =
@@ -564,7 +581,8 @@ impl PyToolRegistry {
         }
         // Limits first, without copying; then small arguments are checked in place.
         let mut budget = Budget::new(&limits);
-        if let Err(violation) = walk::<false>(args, 0, &String::new, &mut budget) {
+        let args_value = Obj(args.clone());
+        if let Err(violation) = walk::<Obj, false>(&args_value, 0, &String::new, &mut budget) {
             return Ok(Err(vec![violation]));
         }
         let size = limits.max_size - budget.bytes;
@@ -578,7 +596,7 @@ impl PyToolRegistry {
         }
         // Large or invalid: converted once, validated (GIL released when large), errors mapped.
         let mut budget = Budget::new(&limits);
-        let value = match walk::<true>(args, 0, &String::new, &mut budget) {
+        let value = match walk::<Obj, true>(&args_value, 0, &String::new, &mut budget) {
             Ok(v) => v,
             Err(violation) => return Ok(Err(vec![violation])),
         };
@@ -646,387 +664,82 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
     }
     // A schema is small: the registry's own limits (50 KiB, 20 levels) refuse big ones after.
     let mut budget = Budget::new(&Limits::DEFAULT);
-    walk::<true>(schema, 0, &String::new, &mut budget)
+    walk::<Obj, true>(&Obj(schema.clone()), 0, &String::new, &mut budget)
         .map_err(|v| PyTypeError::new_err(format!("schema: {}", v.message)))
 }
 
-pub(crate) struct Budget {
-    pub(crate) bytes: usize,
-    pub(crate) max_depth: usize,
-    /// Whether an integer past 64 bits was seen: serde values hold it only as a double, so
-    /// such arguments are validated as JSON text, where integers are compared exactly.
-    pub(crate) big_ints: bool,
-}
+/// Python objects as the core's walk reads them (`toolmend_core::walk`): what each one is, and
+/// nothing else; the limits, the pointers and the messages are the core's.
+impl<'py> Tree for Obj<'py> {
+    type Key = Obj<'py>;
+    type Entries = std::iter::Map<BoundDictIterator<'py>, fn(Pair<'py>) -> (Obj<'py>, Obj<'py>)>;
+    type Items = std::iter::Map<
+        Bound<'py, PyIterator>,
+        fn(PyResult<Bound<'py, PyAny>>) -> Result<Obj<'py>, ()>,
+    >;
 
-impl Budget {
-    pub(crate) fn new(limits: &Limits) -> Self {
-        Budget {
-            bytes: limits.max_size,
-            max_depth: limits.max_depth,
-            big_ints: false,
+    #[inline(always)]
+    fn node(&self) -> Node<'_, Self> {
+        let obj = &self.0;
+        if obj.is_none() {
+            return Node::Null;
         }
-    }
-}
-
-/// Walks Python JSON-like values, refusing what JSON cannot hold (TSR-002) and what is over the
-/// limits (TLP-007, TLP-008) as soon as it is seen. With `BUILD` it returns them as serde values;
-/// without, it only checks (and returns null), copying nothing. `depth` is the depth of `obj`
-/// and `path` its JSON Pointer, built only when an error reports it.
-///
-/// No nesting of the input can overflow the thread's stack before the depth limit refuses it:
-/// the first `RECURSION_LEVELS` levels are walked by recursion (cheapest per value, and as deep
-/// as real arguments go), deeper ones on a stack of the walk's own.
-pub(crate) fn walk<const BUILD: bool>(
-    obj: &Bound<'_, PyAny>,
-    depth: usize,
-    path: &dyn Fn() -> String,
-    budget: &mut Budget,
-) -> Result<Value, Violation> {
-    walk_recursive::<BUILD>(obj, depth, RECURSION_LEVELS, path, budget)
-}
-
-/// Levels walked by recursion before the walk's own stack takes over: even a debug build's
-/// frames (about 11 KB each) stay far below any thread's stack size.
-const RECURSION_LEVELS: usize = 16;
-
-fn walk_recursive<const BUILD: bool>(
-    obj: &Bound<'_, PyAny>,
-    depth: usize,
-    levels: usize,
-    path: &dyn Fn() -> String,
-    budget: &mut Budget,
-) -> Result<Value, Violation> {
-    let read = read_value::<BUILD>(obj, depth, budget).map_err(|f| f.violation(&path(), budget))?;
-    match read {
-        Read::Value(value) => Ok(value),
-        container if levels == 0 => walk_iterative::<BUILD>(container, depth, path, budget),
-        Read::Object(d) => {
-            let mut map = Map::with_capacity(if BUILD { d.len() } else { 0 });
-            for (k, v) in d.iter() {
-                let key = key_text(&k, budget).map_err(|f| f.violation(&path(), budget))?;
-                // The pointer is only built when an error reports it.
-                let child = || format!("{}/{}", path(), escaped(key));
-                let value = walk_recursive::<BUILD>(&v, depth + 1, levels - 1, &child, budget)?;
-                if BUILD {
-                    map.insert(key.to_owned(), value);
-                }
-            }
-            Ok(Value::Object(map))
+        if let Ok(b) = obj.cast::<PyBool>() {
+            return Node::Bool(b.is_true());
         }
-        Read::Array(items) => {
-            let mut values = Vec::new();
-            for (i, item) in items.enumerate() {
-                let item = array_item(item, budget).map_err(|f| f.violation(&path(), budget))?;
-                let child = || format!("{}/{i}", path());
-                let value = walk_recursive::<BUILD>(&item, depth + 1, levels - 1, &child, budget)?;
-                if BUILD {
-                    values.push(value);
-                }
-            }
-            Ok(Value::Array(values))
-        }
-    }
-}
-
-/// The walk below `first` (a container at `depth`, pointed at by `path`) on a stack of open
-/// containers kept on the heap.
-fn walk_iterative<'py, const BUILD: bool>(
-    first: Read<'_, 'py>,
-    depth: usize,
-    path: &dyn Fn() -> String,
-    budget: &mut Budget,
-) -> Result<Value, Violation> {
-    let mut open: Vec<Open<'py>> = Vec::new();
-    let mut done = open_or_value::<BUILD>(first, &mut open);
-    loop {
-        // Finished values go into their containers until one has an entry left to read.
-        let child = loop {
-            let Some(top) = open.last_mut() else {
-                return Ok(done.unwrap_or(Value::Null));
+        if let Ok(s) = obj.cast::<PyString>() {
+            return match s.to_str() {
+                Ok(text) => Node::Str(text),
+                Err(_) => Node::NotJson("a string with lone surrogates".into()),
             };
-            if let Some(value) = done.take() {
-                top.place::<BUILD>(value);
+        }
+        if obj.is_instance_of::<PyInt>() {
+            if let Ok(i) = obj.extract::<i64>() {
+                return Node::Int(i.into());
             }
-            match top.advance(budget) {
-                Ok(Some(child)) => break child,
-                Ok(None) => done = open.pop().map(Open::close),
-                // About the container itself: its pointer leaves out its own entry.
-                Err(fault) => {
-                    let container = &open[..open.len() - 1];
-                    return Err(fault.violation(&pointer(path, container), budget));
-                }
+            if let Ok(u) = obj.extract::<u64>() {
+                return Node::Int(u.into());
             }
-        };
-        let read = read_value::<BUILD>(&child, depth + open.len(), budget)
-            .map_err(|f| f.violation(&pointer(path, &open), budget))?;
-        done = open_or_value::<BUILD>(read, &mut open);
-    }
-}
-
-/// A scalar's value, or None after opening the container on the stack.
-fn open_or_value<'py, const BUILD: bool>(
-    read: Read<'_, 'py>,
-    open: &mut Vec<Open<'py>>,
-) -> Option<Value> {
-    match read {
-        Read::Value(value) => return Some(value),
-        Read::Object(d) => open.push(Open::Object {
-            map: Map::with_capacity(if BUILD { d.len() } else { 0 }),
-            entries: d.iter(),
-            key: None,
-        }),
-        Read::Array(items) => open.push(Open::Array {
-            items,
-            values: Vec::new(),
-            taken: 0,
-        }),
-    }
-    None
-}
-
-/// An object's key as text, spent from the budget.
-#[inline]
-fn key_text<'a>(k: &'a Bound<'_, PyAny>, budget: &mut Budget) -> Result<&'a str, Fault> {
-    let text = k
-        .cast::<PyString>()
-        .map_err(|_| Fault::NotJson("a key that is not a string".into()))?
-        .to_str()
-        .map_err(|_| Fault::NotJson("a key with lone surrogates".into()))?;
-    spend(text.len() + 3, budget)?;
-    Ok(text)
-}
-
-/// An array's item, spent from the budget.
-#[inline]
-fn array_item<'py>(
-    item: PyResult<Bound<'py, PyAny>>,
-    budget: &mut Budget,
-) -> Result<Bound<'py, PyAny>, Fault> {
-    let item = item.map_err(|_| Fault::NotJson("an array".into()))?;
-    spend(1, budget)?;
-    Ok(item)
-}
-
-/// A key as a JSON Pointer token.
-fn escaped(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// A container being walked: the entries not yet read, what was built of it so far, and which
-/// entry is being read (for the pointer of an error).
-enum Open<'py> {
-    Object {
-        entries: BoundDictIterator<'py>,
-        map: Map<String, Value>,
-        /// The key of the entry being read (a str: checked when it was taken).
-        key: Option<Bound<'py, PyAny>>,
-    },
-    Array {
-        items: Bound<'py, PyIterator>,
-        values: Vec<Value>,
-        /// Items taken so far: the one being read is `taken - 1`.
-        taken: usize,
-    },
-}
-
-/// One value read: a scalar as it is, or a container to open.
-enum Read<'a, 'py> {
-    Value(Value),
-    Object(&'a Bound<'py, PyDict>),
-    Array(Bound<'py, PyIterator>),
-}
-
-/// What is wrong, before its pointer is known (kept small: it is returned on every step).
-enum Fault {
-    TooLarge,
-    TooDeep,
-    /// Something JSON cannot hold, said as "a key that is not a string".
-    NotJson(Cow<'static, str>),
-}
-
-impl Fault {
-    #[cold]
-    fn violation(self, path: &str, budget: &Budget) -> Violation {
-        match self {
-            Fault::TooLarge => Violation {
-                path: String::new(),
-                code: ErrorCode::TooLarge,
-                message: "Arguments are over the size limit".into(),
-                expected: None,
-                actual: None,
-                suggestion: "send smaller arguments".into(),
-            },
-            Fault::TooDeep => Violation {
-                path: path.to_owned(),
-                code: ErrorCode::TooDeepOrTimeout,
-                message: format!(
-                    "Arguments nest deeper than the depth limit of {}",
-                    budget.max_depth
-                ),
-                expected: None,
-                actual: None,
-                suggestion: "flatten the arguments".into(),
-            },
-            Fault::NotJson(what) => not_json(path, &what),
+            return match obj.call_method0("bit_length").and_then(|b| b.extract()) {
+                Ok(bits) => Node::BigInt {
+                    bits,
+                    approx: obj.extract::<f64>().ok(),
+                },
+                Err(_) => Node::NotJson("an integer too large".into()),
+            };
         }
+        if let Ok(f) = obj.cast::<PyFloat>() {
+            return Node::Float(f.value());
+        }
+        if let Ok(d) = obj.cast::<PyDict>() {
+            let pair: fn(Pair<'py>) -> (Obj<'py>, Obj<'py>) = |(k, v)| (Obj(k), Obj(v));
+            return Node::Object(d.iter().map(pair), d.len());
+        }
+        if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+            let item: fn(PyResult<Bound<'py, PyAny>>) -> Result<Obj<'py>, ()> =
+                |item| item.map(Obj).map_err(drop);
+            return match obj.try_iter() {
+                Ok(items) => Node::Array(items.map(item)),
+                Err(_) => Node::NotJson("an array".into()),
+            };
+        }
+        let type_name = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "object".into());
+        Node::Other(format!("a value of type {type_name}"))
     }
 }
 
-impl<'py> Open<'py> {
-    /// The next entry to read, its key or index spent from the budget; None when all are read.
-    fn advance(&mut self, budget: &mut Budget) -> Result<Option<Bound<'py, PyAny>>, Fault> {
-        match self {
-            Open::Object { entries, key, .. } => {
-                let Some((k, v)) = entries.next() else {
-                    return Ok(None);
-                };
-                key_text(&k, budget)?;
-                *key = Some(k);
-                Ok(Some(v))
-            }
-            Open::Array { items, taken, .. } => {
-                let Some(item) = items.next() else {
-                    return Ok(None);
-                };
-                let item = array_item(item, budget)?;
-                *taken += 1;
-                Ok(Some(item))
-            }
-        }
-    }
+type Pair<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 
-    /// Stores the value of the entry just read.
-    fn place<const BUILD: bool>(&mut self, value: Value) {
-        if !BUILD {
-            return;
+impl Key for Obj<'_> {
+    fn text(&self) -> Result<&str, &'static str> {
+        match self.0.cast::<PyString>() {
+            Ok(s) => s.to_str().map_err(|_| "a key with lone surrogates"),
+            Err(_) => Err("a key that is not a string"),
         }
-        match self {
-            Open::Object { map, key, .. } => {
-                if let Some(k) = key.as_ref().and_then(|k| k.cast::<PyString>().ok()) {
-                    map.insert(k.to_str().unwrap_or_default().to_owned(), value);
-                }
-            }
-            Open::Array { values, .. } => values.push(value),
-        }
-    }
-
-    fn close(self) -> Value {
-        match self {
-            Open::Object { map, .. } => Value::Object(map),
-            Open::Array { values, .. } => Value::Array(values),
-        }
-    }
-}
-
-/// The JSON Pointer of the entry being read in the innermost of `open`.
-fn pointer(path: &dyn Fn() -> String, open: &[Open<'_>]) -> String {
-    let mut pointer = path();
-    for container in open {
-        match container {
-            Open::Object { key: Some(k), .. } => {
-                let key = k.cast::<PyString>().ok().and_then(|k| k.to_str().ok());
-                pointer.push('/');
-                pointer.push_str(&escaped(key.unwrap_or_default()));
-            }
-            Open::Object { key: None, .. } => {}
-            Open::Array { taken, .. } => {
-                pointer.push('/');
-                pointer.push_str(&taken.saturating_sub(1).to_string());
-            }
-        }
-    }
-    pointer
-}
-
-#[inline]
-fn spend(n: usize, budget: &mut Budget) -> Result<(), Fault> {
-    budget.bytes = budget.bytes.checked_sub(n).ok_or(Fault::TooLarge)?;
-    Ok(())
-}
-
-/// One value: a scalar as it is, a container to open.
-#[inline(always)]
-fn read_value<'a, 'py, const BUILD: bool>(
-    obj: &'a Bound<'py, PyAny>,
-    depth: usize,
-    budget: &mut Budget,
-) -> Result<Read<'a, 'py>, Fault> {
-    if obj.is_none() {
-        spend(4, budget)?;
-        return Ok(Read::Value(Value::Null));
-    }
-    if let Ok(b) = obj.cast::<PyBool>() {
-        spend(5, budget)?;
-        return Ok(Read::Value(Value::Bool(b.is_true())));
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
-        let text = s
-            .to_str()
-            .map_err(|_| Fault::NotJson("a string with lone surrogates".into()))?;
-        spend(text.len() + 2, budget)?;
-        return Ok(Read::Value(if BUILD {
-            Value::String(text.to_owned())
-        } else {
-            Value::Null
-        }));
-    }
-    if obj.is_instance_of::<PyInt>() {
-        spend(8, budget)?;
-        if let Ok(i) = obj.extract::<i64>() {
-            return Ok(Read::Value(Value::Number(i.into())));
-        }
-        if let Ok(u) = obj.extract::<u64>() {
-            return Ok(Read::Value(Value::Number(u.into())));
-        }
-        let too_large = || Fault::NotJson("an integer too large".into());
-        // Its decimal digits count against the size limit (about 0.302 per bit).
-        let bits: usize = obj
-            .call_method0("bit_length")
-            .and_then(|b| b.extract())
-            .map_err(|_| too_large())?;
-        spend(bits * 302 / 1000 + 2, budget)?;
-        budget.big_ints = true;
-        let f: f64 = obj.extract().map_err(|_| too_large())?;
-        return Number::from_f64(f)
-            .map(|n| Read::Value(Value::Number(n)))
-            .ok_or_else(too_large);
-    }
-    if let Ok(f) = obj.cast::<PyFloat>() {
-        spend(8, budget)?;
-        return Number::from_f64(f.value())
-            .map(|n| Read::Value(Value::Number(n)))
-            .ok_or(Fault::NotJson("NaN or infinity".into()));
-    }
-    if depth >= budget.max_depth {
-        return Err(Fault::TooDeep);
-    }
-    if let Ok(d) = obj.cast::<PyDict>() {
-        return Ok(Read::Object(d));
-    }
-    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let items = obj
-            .try_iter()
-            .map_err(|_| Fault::NotJson("an array".into()))?;
-        return Ok(Read::Array(items));
-    }
-    let type_name = obj
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into());
-    Err(Fault::NotJson(
-        format!("a value of type {type_name}").into(),
-    ))
-}
-
-fn not_json(path: &str, what: &str) -> Violation {
-    Violation {
-        path: path.to_string(),
-        code: ErrorCode::InvalidArguments,
-        message: format!("Arguments hold {what}, which JSON cannot represent"),
-        expected: Some("JSON values: dict with str keys, list, str, int, float, bool, None".into()),
-        actual: None,
-        suggestion: "send JSON-compatible arguments".into(),
     }
 }
 

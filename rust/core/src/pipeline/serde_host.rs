@@ -11,6 +11,7 @@ use crate::error::ErrorCode;
 use crate::limits::{exceeds_depth, Limits};
 use crate::repair::{mend, validate, Repair};
 use crate::schema::{Registry, Tool, Violation};
+use crate::walk::Budget;
 
 use super::{Failure, Host};
 
@@ -118,66 +119,9 @@ impl Host for SerdeHost<'_> {
     }
 }
 
-/// Holds a value to the size and depth limits, counting its bytes as compact JSON would
-/// roughly take (the binding's walk over Python objects counts the same way).
+/// Holds a value to the size and depth limits (the walk the binding runs over Python objects).
 fn walk(value: &Value, limits: &Limits) -> Result<(), Box<Violation>> {
-    let mut budget = limits.max_size;
-    walk_at(value, 0, limits.max_depth, &mut budget, &String::new)
-}
-
-fn walk_at(
-    value: &Value,
-    depth: usize,
-    max_depth: usize,
-    budget: &mut usize,
-    path: &dyn Fn() -> String,
-) -> Result<(), Box<Violation>> {
-    let spend = |n: usize, budget: &mut usize| {
-        *budget = budget.checked_sub(n).ok_or_else(|| {
-            Box::new(Violation {
-                path: String::new(),
-                code: ErrorCode::TooLarge,
-                message: "Arguments are over the size limit".into(),
-                expected: None,
-                actual: None,
-                suggestion: "send smaller arguments".into(),
-            })
-        })?;
-        Ok::<(), Box<Violation>>(())
-    };
-    match value {
-        Value::Null => return spend(4, budget),
-        Value::Bool(_) => return spend(5, budget),
-        Value::Number(_) => return spend(8, budget),
-        Value::String(s) => return spend(s.len() + 2, budget),
-        _ => {}
-    }
-    if depth >= max_depth {
-        return Err(Box::new(Violation {
-            path: path(),
-            code: ErrorCode::TooDeepOrTimeout,
-            message: format!("Arguments nest deeper than the depth limit of {max_depth}"),
-            expected: None,
-            actual: None,
-            suggestion: "flatten the arguments".into(),
-        }));
-    }
-    match value {
-        Value::Object(map) => {
-            for (key, item) in map {
-                spend(key.len() + 3, budget)?;
-                let child = || format!("{}/{}", path(), key.replace('~', "~0").replace('/', "~1"));
-                walk_at(item, depth + 1, max_depth, budget, &child)?;
-            }
-        }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                spend(1, budget)?;
-                let child = || format!("{}/{i}", path());
-                walk_at(item, depth + 1, max_depth, budget, &child)?;
-            }
-        }
-        _ => {}
-    }
-    Ok(())
+    crate::walk::walk::<&Value, false>(&value, 0, &String::new, &mut Budget::new(limits))
+        .map(drop)
+        .map_err(Box::new)
 }
