@@ -248,20 +248,10 @@ impl ToolInfo {
         category: Option<String>,
         annotations: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let definition = Definition {
-            name,
-            description,
-            version,
-            category,
-            schema: schema_value(schema)?,
-            annotations: annotations.map(schema_value).transpose()?,
-        };
         // The widest naming rule: the name was accepted by the registry it came from.
-        let registry = Registry::new(false, Limits::DEFAULT).with_names(NameRule::Mcp);
-        let tool = registry
-            .register(definition)
-            .map_err(|e| registry_error(py, &e, None))?;
-        Ok(tool_info(&tool))
+        let registry = Arc::new(Registry::new(false, Limits::DEFAULT).with_names(NameRule::Mcp));
+        let given = (name, description, version, category);
+        register_into(py, &registry, given, schema, annotations)
     }
 
     /// Equal when the definitions are (their fingerprints).
@@ -336,6 +326,29 @@ impl ToolInfo {
     }
 }
 
+/// Checks, compiles and adds a tool to `registry` (name, description, version, category given),
+/// the compiling done without the GIL.
+fn register_into(
+    py: Python<'_>,
+    registry: &Arc<Registry>,
+    (name, description, version, category): (String, String, String, Option<String>),
+    schema: &Bound<'_, PyAny>,
+    annotations: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ToolInfo> {
+    let definition = Definition {
+        name,
+        description,
+        version,
+        category,
+        schema: schema_value(schema)?,
+        annotations: annotations.map(schema_value).transpose()?,
+    };
+    let tool = py
+        .detach(|| registry.register(definition))
+        .map_err(|e| registry_error(py, &e, None))?;
+    Ok(tool_info(&tool))
+}
+
 fn tool_info(tool: &Arc<Tool>) -> ToolInfo {
     ToolInfo {
         tool: Arc::clone(tool),
@@ -397,20 +410,8 @@ impl PyToolRegistry {
         category: Option<String>,
         annotations: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<ToolInfo> {
-        let schema = schema_value(schema)?;
-        let definition = Definition {
-            name,
-            description,
-            version,
-            category,
-            schema,
-            annotations: annotations.map(schema_value).transpose()?,
-        };
-        let registry = Arc::clone(&self.inner);
-        let tool = py
-            .detach(|| registry.register(definition))
-            .map_err(|e| registry_error(py, &e, None))?;
-        Ok(tool_info(&tool))
+        let given = (name, description, version, category);
+        register_into(py, &self.inner, given, schema, annotations)
     }
 
     /// The tool named `name` (any case when the exact spelling misses); UnknownToolError (TSR-001).
