@@ -148,3 +148,22 @@ def test_ollama_and_anthropic_streams_say_they_stopped_at_the_limit() -> None:
     for event in anthropic[:3] + [{"type": "message_delta", "delta": {"stop_reason": "tool_use"}}]:
         acc.feed(event)
     assert [c.arguments for c in acc.finish().calls] == [{"path": "a"}]
+
+
+def test_a_tool_with_no_side_effects_may_take_its_cut_off_calls() -> None:
+    reg = toolmend.ToolRegistry()
+    reg.register("search", {"type": "object", "properties": {"query": {"type": "string"}}}, allow_truncated=True)
+    reg.register("delete_file", {"type": "object", "properties": {"path": {"type": "string"}}})
+    assert reg.get("search").allow_truncated and not reg.get("delete_file").allow_truncated
+    body = {"message": {"tool_calls": [
+        {"function": {"name": "search", "arguments": '{"query": "toolm'}},
+        {"function": {"name": "delete_file", "arguments": '{"path": "/tm'}},
+    ]}}
+    result = parse_response(body, reg)
+    assert [(c.name, c.truncated, c.arguments) for c in result.calls] == [("search", True, {"query": "toolm"})]
+    assert [(e.tool_name, e.code) for e in result.errors] == [("delete_file", "TLP-010")]
+    # The option is part of the definition: the same schema without it is another definition.
+    with pytest.raises(toolmend.SchemaError) as taken:
+        reg.register("search", {"type": "object", "properties": {"query": {"type": "string"}}})
+    assert taken.value.code == "TSR-007"
+    assert pickle.loads(pickle.dumps(reg.get("search"))).allow_truncated

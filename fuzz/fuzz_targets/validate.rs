@@ -27,6 +27,7 @@ fn definition(schema: serde_json::Value) -> Definition {
         category: None,
         schema,
         annotations: None,
+        allow_truncated: false,
     }
 }
 

@@ -193,6 +193,9 @@ class ToolInfo:
     """A registered tool. Equal to another with the same definition (fingerprint); pickles as its definition."""
 
     @property
+    def allow_truncated(self) -> bool:
+        """Whether calls cut off are taken for this tool (marked truncated) instead of refused (TLP-010)."""
+    @property
     def annotations(self) -> dict[str, Any] | None:
         """The tool's annotations as its source gave them (MCP's readOnlyHint, destructiveHint, ...), or None."""
     @property
@@ -235,6 +238,7 @@ class ToolRegistry:
         version: str = "1.0.0",
         category: str | None = None,
         annotations: Mapping[str, Any] | None = None,
+        allow_truncated: bool = False,
     ) -> ToolInfo:
         """Checks, compiles and adds a tool; registering the same definition again is a no-op.
 

@@ -86,9 +86,12 @@ class ToolRegistry(_core.ToolRegistry):
         version: str = "1.0.0",
         category: str | None = None,
         annotations: Mapping[str, Any] | None = None,
+        allow_truncated: bool = False,
     ) -> ToolInfo:
         """Checks, compiles and adds a tool (a no-op when the same definition is there already).
         ``annotations`` (MCP's ``readOnlyHint``, ``destructiveHint``, ...) are kept on its ToolInfo.
+        ``allow_truncated`` takes this tool's calls cut off by the end of a reply (marked
+        ``truncated``) instead of refusing them with TLP-010: for tools with no side effects.
 
         ``schema`` is a JSON Schema (a mapping, or its JSON text), or a pydantic model class, a msgspec
         Struct class or a pydantic TypeAdapter whose JSON Schema is taken (and whose docstring is the
@@ -106,7 +109,13 @@ class ToolRegistry(_core.ToolRegistry):
             schema = converted
         try:
             info = super().register(
-                name, schema, description=description, version=version, category=category, annotations=annotations
+                name,
+                schema,
+                description=description,
+                version=version,
+                category=category,
+                annotations=annotations,
+                allow_truncated=allow_truncated,
             )
         except SchemaError as e:
             logger.warning("tool %r refused: %s", name, e.code)

@@ -22,6 +22,7 @@ fn main() {
             category: None,
             schema: json!({"type": "object", "properties": {"path": {"type": "string"}, "records": {"type": "array"}}}),
             annotations: None,
+            allow_truncated: false,
         })
         .unwrap();
     for _ in 0..3 {

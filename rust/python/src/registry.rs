@@ -232,6 +232,7 @@ impl ToolInfo {
             this.version(),
             this.category(),
             this.annotations(py)?,
+            this.allow_truncated(),
         )
             .into_pyobject(py)?;
         Ok((rebuild, state))
@@ -239,6 +240,7 @@ impl ToolInfo {
 
     /// A tool compiled outside any registry (what an unpickled ToolInfo is).
     #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
     fn _from_definition(
         py: Python<'_>,
         name: String,
@@ -247,11 +249,12 @@ impl ToolInfo {
         version: String,
         category: Option<String>,
         annotations: Option<&Bound<'_, PyAny>>,
+        allow_truncated: bool,
     ) -> PyResult<Self> {
         // The widest naming rule: the name was accepted by the registry it came from.
         let registry = Arc::new(Registry::new(false, Limits::DEFAULT).with_names(NameRule::Mcp));
         let given = (name, description, version, category);
-        register_into(py, &registry, given, schema, annotations)
+        register_into(py, &registry, given, schema, annotations, allow_truncated)
     }
 
     /// Equal when the definitions are (their fingerprints).
@@ -278,6 +281,12 @@ impl ToolInfo {
     #[getter]
     fn name(&self) -> &str {
         &self.tool.definition.name
+    }
+
+    /// Whether calls cut off are taken for this tool (marked truncated) instead of refused.
+    #[getter]
+    fn allow_truncated(&self) -> bool {
+        self.tool.definition.allow_truncated
     }
 
     /// The tool's annotations as its source gave them (MCP's `readOnlyHint`, ...); None when it
@@ -334,6 +343,7 @@ fn register_into(
     (name, description, version, category): (String, String, String, Option<String>),
     schema: &Bound<'_, PyAny>,
     annotations: Option<&Bound<'_, PyAny>>,
+    allow_truncated: bool,
 ) -> PyResult<ToolInfo> {
     let definition = Definition {
         name,
@@ -342,6 +352,7 @@ fn register_into(
         category,
         schema: schema_value(schema)?,
         annotations: annotations.map(schema_value).transpose()?,
+        allow_truncated,
     };
     let tool = py
         .detach(|| registry.register(definition))
@@ -398,7 +409,7 @@ impl PyToolRegistry {
 
     /// Checks, compiles and adds a tool; registering the same definition again is a no-op.
     /// Raises SchemaError (TSR-006, TSR-007, TSR-008).
-    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None, annotations=None))]
+    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None, annotations=None, allow_truncated=false))]
     #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
@@ -409,9 +420,10 @@ impl PyToolRegistry {
         version: String,
         category: Option<String>,
         annotations: Option<&Bound<'_, PyAny>>,
+        allow_truncated: bool,
     ) -> PyResult<ToolInfo> {
         let given = (name, description, version, category);
-        register_into(py, &self.inner, given, schema, annotations)
+        register_into(py, &self.inner, given, schema, annotations, allow_truncated)
     }
 
     /// The tool named `name` (any case when the exact spelling misses); UnknownToolError (TSR-001).

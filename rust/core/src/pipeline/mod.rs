@@ -357,8 +357,9 @@ impl<'h, H: Host> Pipeline<'h, H> {
             _ => None,
         });
         let (failure, partial) = match self.check(&c, name) {
-            Ok((arguments, _, true)) if !self.allow_truncated => (cut_off(), Some(arguments)),
-            Ok((arguments, repairs, truncated)) => {
+            Ok((arguments, _, Cut::Refused)) => (cut_off(), Some(arguments)),
+            Ok((arguments, repairs, cut)) => {
+                let truncated = cut == Cut::Taken;
                 if c.source != CallSource::ToolCalls && self.repeats_a_call(name, &arguments) {
                     return Ok(());
                 }
@@ -451,7 +452,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
         &self,
         c: &Candidate<H::Value>,
         name: Option<&str>,
-    ) -> Result<(H::Value, Vec<Repair>, bool), Failure> {
+    ) -> Result<(H::Value, Vec<Repair>, Cut), Failure> {
         if matches!(c.arguments, Arguments::NoFunction) {
             return Err(Failure::new(
                 ErrorCode::MissingFunction,
@@ -526,15 +527,17 @@ impl<'h, H: Host> Pipeline<'h, H> {
                     .iter()
                     .chain(&c.repairs)
                     .any(|r| TRUNCATION.contains(&r.kind)));
-        if cut && !self.allow_truncated {
-            return Ok((value, repairs, true));
+        let taken = self.allow_truncated
+            || matches!(&tool, Some(Ok(tool)) if tool.definition.allow_truncated);
+        if cut && !taken {
+            return Ok((value, repairs, Cut::Refused));
         }
         if let (Some(tool), Some(_)) = (tool, registry) {
             let tool = tool
                 .map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
             self.validate(&tool, &value, name)?;
         }
-        Ok((value, repairs, cut))
+        Ok((value, repairs, if cut { Cut::Taken } else { Cut::Whole }))
     }
 
     /// The limits without the repair deadline, as a registry holds them.
@@ -665,6 +668,16 @@ fn takes_string(schema: &serde_json::Value) -> bool {
         || schema
             .get("const")
             .is_some_and(serde_json::Value::is_string)
+}
+
+/// Whether a call's arguments were cut off, and what is done with such a call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cut {
+    Whole,
+    /// Cut off, and taken (marked truncated): allowed for the call site or the tool.
+    Taken,
+    /// Cut off, and refused with TLP-010.
+    Refused,
 }
 
 /// Repairs that mean the text ended early: with a reply stopped at the token limit, a call

@@ -76,6 +76,7 @@ fn registry() -> Registry {
             category: None,
             schema,
             annotations: None,
+            allow_truncated: false,
         })
         .unwrap();
     registry

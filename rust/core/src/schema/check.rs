@@ -532,6 +532,10 @@ pub fn fingerprint(d: &Definition) -> String {
         text.push('\u{0}');
     }
     canonical(&d.schema, &mut text);
+    if d.allow_truncated {
+        // Only when set, so the fingerprints of every other definition stay as they were.
+        text.push_str("\u{0}allow_truncated");
+    }
     let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });

@@ -49,6 +49,9 @@ pub struct Definition {
     /// Hints about the tool as its source gave them (MCP's `annotations`: `readOnlyHint`,
     /// `destructiveHint`, ...); kept, never checked, not part of the fingerprint.
     pub annotations: Option<Value>,
+    /// Calls cut off are taken for this tool (marked truncated) instead of refused: for tools
+    /// with no side effects, where a partial call does no harm.
+    pub allow_truncated: bool,
 }
 
 /// A registered tool: its definition and the validator compiled from it.

@@ -16,6 +16,7 @@ fn def(name: &str, schema: Value) -> Definition {
         category: None,
         schema,
         annotations: None,
+        allow_truncated: false,
     }
 }
 
