@@ -90,6 +90,8 @@ pub(super) static FORMATS: &[Format] = &[
         MARKED,
     ),
     format("nemotron", "<TOOLCALL>", &["</TOOLCALL>"], MARKED),
+    // Apertus: a list of objects, each named by its one key.
+    format("apertus", "<|tools_prefix|>", &["<|tools_suffix|>"], MARKED),
     format(
         "mistral",
         "[TOOL_CALLS]",

@@ -213,6 +213,29 @@ pub(super) fn names_a_tool(call: &FoundCall, is_tool: Option<&dyn Fn(&str) -> bo
     }
 }
 
+/// After a call marker, an object with one key whose value is an object is a call named by
+/// that key (Apertus writes `[{"get_weather": {"city": "Paris"}}]`). Never in prose, where such
+/// objects are ordinary data.
+fn name_as_key(object: &Map<String, Value>, context: Context) -> Option<FoundCall> {
+    let (name, Value::Object(arguments)) = object.iter().next()? else {
+        return None;
+    };
+    if context != Context::Marked || object.len() != 1 {
+        return None;
+    }
+    Some(FoundCall {
+        name: Some(name.clone()),
+        arguments: Some(Value::Object(arguments.clone()).to_string()),
+        id: None,
+        position: 0,
+        format: "",
+        repairs: Vec::new(),
+        error: None,
+        cut: false,
+        untyped: Vec::new(),
+    })
+}
+
 /// A call out of one JSON object, or None when the object is not shaped like one.
 pub(super) fn call_from_object(object: &Map<String, Value>, context: Context) -> Option<FoundCall> {
     // OpenAI's shape written out in text: {"type": "function", "function": {...}, "id": ...}.
@@ -221,7 +244,9 @@ pub(super) fn call_from_object(object: &Map<String, Value>, context: Context) ->
         call.id = call.id.or_else(|| object.get("id").and_then(scalar_text));
         return Some(call);
     }
-    let name = NAME_KEYS.iter().find_map(|k| object.get(*k))?;
+    let Some(name) = NAME_KEYS.iter().find_map(|k| object.get(*k)) else {
+        return name_as_key(object, context);
+    };
     let arguments = ARGUMENT_KEYS.iter().find_map(|k| object.get(*k));
     if arguments.is_none() && context == Context::Prose {
         return None;
