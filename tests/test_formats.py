@@ -30,3 +30,14 @@ def test_apertus_token_by_token_and_broken() -> None:
 def test_an_object_named_by_its_key_is_no_call_in_prose() -> None:
     result = toolmend.parse_response({"message": {"content": 'The config is {"database": {"host": "x"}}.'}})
     assert result.ok and result.calls == ()
+
+
+def test_junk_between_mistral_s_marker_and_its_list_is_skipped() -> None:
+    call = '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+    for junk in [" json\n", "```json\n", "\u2581", " \n "]:
+        result = toolmend.parse_response({"message": {"content": f"[TOOL_CALLS]{junk}{call}"}})
+        assert [(c.name, c.arguments, c.source) for c in result.calls] == [("get_weather", {"city": "Paris"}, "mistral")], junk
+    # The named forms of v11+ are not junk.
+    for named in ['[TOOL_CALLS]get_weather[ARGS]{"city": ["Paris"]}', '[TOOL_CALLS]get_weather{"city": ["Paris"]}']:
+        (one,) = toolmend.parse_response({"message": {"content": named}}).calls
+        assert (one.name, one.arguments) == ("get_weather", {"city": ["Paris"]})

@@ -425,7 +425,12 @@ fn read_body(
         }
         Body::MistralNamed => {
             let trimmed = body.trim_start();
-            if trimmed.starts_with('[') || trimmed.starts_with('{') {
+            let json_at = if trimmed.starts_with('[') || trimmed.starts_with('{') {
+                Some(start)
+            } else {
+                mistral_list_after_junk(body).map(|at| start + at)
+            };
+            if let Some(json_at) = json_at {
                 JsonCalls {
                     content,
                     context: Context::Marked,
@@ -433,7 +438,7 @@ fn read_body(
                     limits,
                     is_tool: None,
                 }
-                .in_span(start, end)
+                .in_span(json_at, end)
             } else {
                 let args_at = body.find('{').map_or(end, |i| start + i);
                 let name_end = body.find("[ARGS]").map_or(args_at, |i| start + i);
@@ -522,6 +527,16 @@ fn strip_fence(text: &str) -> &str {
     };
     let rest = rest.find('\n').map_or(rest, |i| &rest[i + 1..]);
     rest.trim_end().strip_suffix("```").unwrap_or(rest).trim()
+}
+
+/// Where the list of calls starts after junk between `[TOOL_CALLS]` and it (a stray token,
+/// `json`, a fence): a `[` that is not `[ARGS]`, within a short run that holds no call of the
+/// named form (`NAME[ARGS]{...}`, `NAME{...}`). None when the body is not such a list.
+fn mistral_list_after_junk(body: &str) -> Option<usize> {
+    let at = body.find('[')?;
+    let junk = &body[..at];
+    let named = junk.contains('{') || body[at..].starts_with("[ARGS]");
+    (!named && junk.len() <= 32 && body[at + 1..].trim_start().starts_with('{')).then_some(at)
 }
 
 /// `<parameter=path>\na.txt\n</parameter>` pairs as a JSON object: a value that is itself JSON
