@@ -258,8 +258,10 @@ def test_prose_object_naming_no_known_tool_stays_text(registry: ToolRegistry) ->
     content = 'Example: {"name": "other_tool", "arguments": {"a": 1}}'
     result = parse_response({"message": {"content": content}}, registry)
     assert result.calls == () and result.errors == () and result.text == content
-    # Without a registry nothing says it is not a tool.
-    assert [c.name for c in parse_response({"message": {"content": content}}).calls] == ["other_tool"]
+    # Without a registry, JSON amid prose is a call only when the call site is lenient.
+    assert parse_response({"message": {"content": content}}).calls == ()
+    lenient = parse_response({"message": {"content": content}}, text_calls="lenient")
+    assert [c.name for c in lenient.calls] == ["other_tool"]
 
 
 def test_marked_call_to_unknown_tool_is_an_error(registry: ToolRegistry) -> None:

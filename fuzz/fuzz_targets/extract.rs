@@ -97,7 +97,10 @@ fuzz_target!(|data: &[u8]| {
     let pieces = common::pieces(&content, step);
     let whole = parse(&[&content]);
     assert_eq!(parse(&pieces), whole, "split into {step}-byte pieces");
-    assert_eq!(whole.2, found.quoted, "quoted calls, token by token and whole");
+    assert_eq!(
+        whole.2, found.quoted,
+        "quoted calls, token by token and whole"
+    );
 
     string_stays_a_string(&content, cuts);
 });

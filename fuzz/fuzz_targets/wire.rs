@@ -12,6 +12,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "common.rs"]
 mod common;
 use serde_json::Value;
+use toolmend_core::extract::Formats;
 use toolmend_core::pipeline::{check_reply, check_stream, CallSource, Pipeline, SerdeHost};
 use toolmend_core::stream::{Accumulator, AssembledCall, Event, FailedCall};
 use toolmend_core::wire::{read_reply, Reply, SerdeParser, StreamReader};
@@ -96,14 +97,14 @@ fuzz_target!(|data: &[u8]| {
         Reply::ProviderError(_) | Reply::NotAReply(_) => 1,
     };
     let mut fields_only = Pipeline::new(&host, limits(), true);
-    check_reply(&mut fields_only, reply.clone(), false).unwrap();
+    check_reply(&mut fields_only, reply.clone(), Formats::NONE).unwrap();
     assert_eq!(fields_only.calls.len() + fields_only.errors.len(), entries);
     assert!(fields_only
         .calls
         .iter()
         .all(|c| c.source == CallSource::ToolCalls && c.arguments.is_object()));
     let mut with_text = Pipeline::new(&host, limits(), true);
-    check_reply(&mut with_text, reply, true).unwrap();
+    check_reply(&mut with_text, reply, Formats::preset("lenient").unwrap()).unwrap();
     assert!(with_text.calls.len() + with_text.errors.len() >= entries);
     assert!(with_text.calls.iter().all(|c| c.arguments.is_object()));
 });

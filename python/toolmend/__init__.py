@@ -24,7 +24,7 @@ from toolmend.errors import (
     ValidationError,
 )
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
-from toolmend.response import ParseResult, ToolCall, ToolCallError, parse_response
+from toolmend.response import TEXT_FORMATS, ParseResult, TextCalls, ToolCall, ToolCallError, parse_response
 from toolmend._core import StreamEvent, TextCallParser, ToolCallAccumulator, ToolCallDelta
 
 __all__ = [
@@ -62,7 +62,9 @@ __all__ = [
     "SkippedTool",
     "StreamEvent",
     "StreamEventKind",
+    "TEXT_FORMATS",
     "TextCallParser",
+    "TextCalls",
     "ToolInfo",
     "ToolCall",
     "ToolCallAccumulator",

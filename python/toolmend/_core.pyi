@@ -1,6 +1,6 @@
 """Type stubs of the compiled module; toolmend re-exports the public names."""
 
-from typing import Any, Iterable, Literal, Mapping, TypeVar, Union, final, overload
+from typing import Any, Collection, Iterable, Literal, Mapping, TypeVar, Union, final, overload
 
 _M = TypeVar("_M")
 
@@ -10,6 +10,7 @@ LOADS_MAX_DEPTH: int
 #: The limits a call takes when it does not set them (Limits::DEFAULT of the Rust core):
 #: {"max_size": bytes, "max_depth": levels, "timeout_ms": milliseconds}.
 DEFAULT_LIMITS: dict[str, int]
+TEXT_FORMATS: dict[str, tuple[str, ...]]
 #: The largest max_depth that validation, parse_response and the stream readers accept.
 MAX_DEPTH_CEILING: int
 
@@ -407,7 +408,7 @@ def parse_response(
     registry: ToolRegistry | None = None,
     *,
     repair: bool = True,
-    text_calls: bool = True,
+    text_calls: bool | str | Collection[str] = True,
     max_size: int = ...,
     max_depth: int = ...,
     timeout_ms: int = ...,
@@ -416,7 +417,7 @@ def parse_response(
     """The checked tool calls of an Ollama /api/chat reply or an OpenAI-compatible chat completion.
 
     `body` is bytes, str or a parsed dict. Calls come from `tool_calls` and, with `text_calls`, from
-    calls the model wrote in its content. A bad call becomes a ToolCallError and does not spoil the
+    calls the model wrote in its content: True, False, a preset of TEXT_FORMATS or format names. A bad call becomes a ToolCallError and does not spoil the
     others. Never raises for bad input."""
 
 @final
@@ -529,7 +530,9 @@ class TextCallParser:
         max_depth: int = ...,
         timeout_ms: int = ...,
         allow_truncated: bool = False,
-    ) -> None: ...
+        formats: bool | str | Collection[str] | None = None,
+    ) -> None:
+        """`formats` chooses the formats read, like parse_response's `text_calls` (None: "default")."""
     def feed(self, token: str) -> list[str | ToolCall | ToolCallError]:
         """One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order."""
     def flush(self) -> list[str | ToolCall | ToolCallError]:

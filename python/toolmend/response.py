@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Union
+from typing import Any, Collection, Mapping, Union
 
 from toolmend import _core
 from toolmend._core import ParseResult, ToolCall, ToolCallError
@@ -11,12 +11,22 @@ from toolmend._log import loggable
 from toolmend._limits import DEFAULT_LIMITS, check_max_depth
 from toolmend.registry import ToolRegistry
 
-__all__ = ["ParseResult", "ToolCall", "ToolCallError", "parse_response"]
+__all__ = ["TEXT_FORMATS", "ParseResult", "TextCalls", "ToolCall", "ToolCallError", "parse_response"]
 
 logger = logging.getLogger("toolmend")
 
 #: A reply: text, a parsed dict, or an SDK's reply object (openai, ollama, anthropic, LangChain).
 Body = Union[str, bytes, bytearray, Mapping[str, Any], Any]
+
+#: Which calls written in the content are read: True (the "default" preset), False (none), a
+#: preset's name ("strict", "default", "lenient") or a collection of format names.
+TextCalls = Union[bool, str, Collection[str]]
+
+#: The format names each preset takes. "strict" takes only the marked formats (a model's own call
+#: tokens and tags); "default" adds fenced JSON, a reply that is one JSON call, and pythonic lists;
+#: "lenient" adds JSON calls amid prose. To deny a format, take a preset without it:
+#: ``set(TEXT_FORMATS["default"]) - {"pythonic"}``.
+TEXT_FORMATS: Mapping[str, tuple[str, ...]] = _core.TEXT_FORMATS
 
 
 def parse_response(
@@ -24,7 +34,7 @@ def parse_response(
     registry: ToolRegistry | None = None,
     *,
     repair: bool = True,
-    text_calls: bool = True,
+    text_calls: TextCalls = True,
     max_size: int = DEFAULT_LIMITS["max_size"],
     max_depth: int = DEFAULT_LIMITS["max_depth"],
     timeout_ms: int = DEFAULT_LIMITS["timeout_ms"],
@@ -45,7 +55,9 @@ def parse_response(
     ``allow_truncated`` it is taken as a ``ToolCall`` with ``truncated=True``. Arguments whose last
     member is whole and that only lack their closing braces are a forgotten brace and are mended. Calls come from ``tool_calls`` and, with
     ``text_calls``, from calls the model wrote in its content (Hermes ``<tool_call>``, Mistral
-    ``[TOOL_CALLS]``, Llama ``<|python_tag|>``, fenced or bare JSON, pythonic lists, ...). Each
+    ``[TOOL_CALLS]``, Llama ``<|python_tag|>``, fenced or bare JSON, pythonic lists, ...):
+    ``text_calls`` is True, False, a preset of ``TEXT_FORMATS`` or the format names to read. JSON
+    amid prose is a call only with "lenient" or when the registry knows its name. Each
     call's name is checked, its arguments parsed (repaired when ``repair``) within the limits
     and, with a registry, validated against the tool's schema. A bad call becomes a
     ``ToolCallError`` with its code and does not spoil the others. Never raises for bad input;

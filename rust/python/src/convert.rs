@@ -809,3 +809,47 @@ pub(crate) fn package_class<'py>(
 ) -> PyResult<&'py Bound<'py, PyType>> {
     cell.import(py, module, name)
 }
+
+/// The formats a reading takes: True (the "default" preset), False (none), a preset's name
+/// ("strict", "default", "lenient") or a collection of format names.
+pub fn formats(value: &Bound<'_, PyAny>) -> PyResult<toolmend_core::extract::Formats> {
+    use toolmend_core::extract::Formats;
+    if let Ok(on) = value.extract::<bool>() {
+        return Ok(if on {
+            Formats::default()
+        } else {
+            Formats::NONE
+        });
+    }
+    if let Ok(preset) = value.extract::<String>() {
+        return Formats::preset(&preset).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown text_calls preset {preset:?}: use \"strict\", \"default\" or \"lenient\", or a set of format names"
+            ))
+        });
+    }
+    let names: Vec<String> = value
+        .try_iter()
+        .and_then(|items| items.map(|n| n?.extract::<String>()).collect())
+        .map_err(|_| {
+            PyTypeError::new_err(
+                "text_calls takes a bool, a preset's name or a collection of format names",
+            )
+        })?;
+    Formats::of(names.iter().map(String::as_str)).map_err(|unknown| {
+        PyValueError::new_err(format!(
+            "unknown format {unknown:?}; the formats are: {}",
+            Formats::names().join(", ")
+        ))
+    })
+}
+
+/// The format names of each preset, for Python's `toolmend.TEXT_FORMATS`.
+pub fn text_formats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let presets = PyDict::new(py);
+    for name in ["strict", "default", "lenient"] {
+        let formats = toolmend_core::extract::Formats::preset(name).expect("a preset");
+        presets.set_item(name, PyTuple::new(py, formats.taken().collect::<Vec<_>>())?)?;
+    }
+    Ok(presets)
+}

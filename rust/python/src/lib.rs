@@ -22,6 +22,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_LIMITS", convert::default_limits(m.py())?)?;
     m.add("MAX_DEPTH_CEILING", Limits::MAX_DEPTH_CEILING)?;
     m.add("ERROR_CODES", exceptions::error_codes(m.py())?)?;
+    m.add("TEXT_FORMATS", convert::text_formats(m.py())?)?;
     m.add_class::<convert::Repair>()?;
     m.add_class::<convert::RepairError>()?;
     m.add_class::<convert::RepairResult>()?;

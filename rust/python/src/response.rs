@@ -6,6 +6,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use toolmend_core::extract::Formats;
 use toolmend_core::pipeline::{
     check_reply, new_call_id, CallSource, CheckedCall, Pipeline, RejectedCall,
 };
@@ -516,23 +517,24 @@ pub(crate) fn into_classes(
 
 /// Turns a model's reply into checked tool calls; see the Python docstring.
 #[pyfunction]
-#[pyo3(signature = (body, registry=None, *, repair=true, text_calls=true, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
+#[pyo3(signature = (body, registry=None, *, repair=true, text_calls=None, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn parse_response<'py>(
     py: Python<'py>,
     body: &Bound<'py, PyAny>,
     registry: Option<PyRef<'py, PyToolRegistry>>,
     repair: bool,
-    text_calls: bool,
+    text_calls: Option<&Bound<'py, PyAny>>,
     max_size: usize,
     max_depth: usize,
     timeout_ms: u64,
     allow_truncated: bool,
 ) -> PyResult<ParseResult> {
     let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
+    let formats = text_calls.map_or(Ok(Formats::default()), crate::convert::formats)?;
     let host = PyHost::new(py, registry.as_deref());
     let mut pipeline = Pipeline::new(&host, limits, repair).allow_truncated(allow_truncated);
     let reply = read_reply(py, body, &limits)?;
-    let text = check_reply(&mut pipeline, reply, text_calls)?;
+    let text = check_reply(&mut pipeline, reply, formats)?;
     ParseResult::from_pipeline(py, pipeline, text)
 }

@@ -422,7 +422,8 @@ pub struct TextCallParser {
 #[pymethods]
 impl TextCallParser {
     #[new]
-    #[pyo3(signature = (registry=None, *, max_buffer=50_000, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
+    #[pyo3(signature = (registry=None, *, max_buffer=50_000, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false, formats=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         registry: Option<Py<PyToolRegistry>>,
         max_buffer: usize,
@@ -430,10 +431,13 @@ impl TextCallParser {
         max_depth: usize,
         timeout_ms: u64,
         allow_truncated: bool,
+        formats: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
+        let formats = formats.map_or(Ok(Default::default()), crate::convert::formats)?;
         Ok(TextCallParser {
-            core: toolmend_core::extract::TextCallParser::new(limits, max_buffer),
+            core: toolmend_core::extract::TextCallParser::new(limits, max_buffer)
+                .with_formats(formats),
             limits,
             registry,
             next_index: 0,

@@ -454,7 +454,20 @@ impl Engine {
                     self.pos = q;
                     return false;
                 }
-                if cx.byte(q) == Some(b'>') {
+                let rest = &cx.b[q - cx.base..];
+                // `>>>NAME` is Functionary's call marker, not a blockquote.
+                let arrow = rest.starts_with(b">>>")
+                    && rest
+                        .get(3)
+                        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_');
+                if !cx.at_end && rest.len() < 4 && rest.iter().all(|&b| b == b'>') {
+                    self.put(cx, Kind::Prose, p, q, how, out);
+                    self.pos = q;
+                    // A lone `>` is not held as a marker's start elsewhere: search it again.
+                    self.markers.clear_to = self.markers.clear_to.min(q);
+                    return false;
+                }
+                if cx.byte(q) == Some(b'>') && !arrow {
                     self.put(cx, Kind::Prose, p, q, how, out);
                     self.pos = q;
                     self.mode = Mode::Quote {
@@ -508,6 +521,12 @@ impl Engine {
         let t = formats::table();
         let hay = &cx.b[start - cx.base..];
         if let Some(m) = t.markers.find(hay) {
+            // A longer marker may still be arriving where this one matched (`>>>all\n`
+            // after `>>>`): wait for the text that settles it.
+            if !cx.at_end && formats::longer_marker_may_follow(&hay[m.start()..]) {
+                self.markers.clear_to = start + m.start();
+                return (None, start + m.start());
+            }
             let found = (
                 start + m.start(),
                 start + m.end(),
@@ -996,7 +1015,8 @@ struct Lexer {
     param_close: Result<usize, usize>,
 }
 
-const PARAM_OPEN: &[u8] = b"<parameter=";
+/// `<parameter=K>` (Qwen3-Coder) or `<parameter name="K">` (MiniMax): the value is raw text.
+const PARAM_OPEN: &[u8] = b"<parameter";
 const PARAM_CLOSE: &[u8] = b"</parameter>";
 
 enum Stop {
@@ -1114,12 +1134,14 @@ impl Lexer {
             let c = cx.b[i - cx.base];
             if c == b'<' {
                 let rest = &cx.b[i - cx.base..];
-                if rest.starts_with(PARAM_OPEN) {
+                if rest.starts_with(PARAM_OPEN)
+                    && matches!(rest.get(PARAM_OPEN.len()), Some(b'=' | b' '))
+                {
                     self.param = true;
                     self.pos = i + PARAM_OPEN.len();
                     continue;
                 }
-                if !cx.at_end && rest.len() < PARAM_OPEN.len() && PARAM_OPEN.starts_with(rest) {
+                if !cx.at_end && rest.len() <= PARAM_OPEN.len() && PARAM_OPEN.starts_with(rest) {
                     return Lexed::Wait;
                 }
             }

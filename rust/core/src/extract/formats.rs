@@ -29,6 +29,10 @@ pub(super) enum Body {
     FunctionTag,
     /// `[name(k=v, ...), ...]` (Llama 4, LFM2).
     Pythonic,
+    /// `<invoke name="NAME"><parameter name="K">V</parameter></invoke>`s (MiniMax M2).
+    Invoke,
+    /// `NAME\n{...}` after `>>>` (Functionary v3.2); anything else after it is text.
+    Arrow,
     /// A marker with no call of its own (section begin/end): removed from the text.
     Strip,
     /// Text that only quotes: thinking, or a tool's result echoed back. Kept as text up to its
@@ -146,6 +150,15 @@ pub(super) static FORMATS: &[Format] = &[
         Body::FunctionTag,
     ),
     format(
+        "minimax",
+        "<minimax:tool_call>",
+        &["</minimax:tool_call>"],
+        Body::Invoke,
+    ),
+    // Functionary v3.2: `>>>NAME\n{...}` per call, `>>>all\n` before plain text.
+    format("functionary_v32", ">>>", &[], Body::Arrow),
+    format("functionary_v32", ">>>all\n", &[], Body::Strip),
+    format(
         "lfm2",
         "<|tool_call_start|>",
         &["<|tool_call_end|>"],
@@ -207,12 +220,102 @@ pub(super) static FORMATS: &[Format] = &[
     format("gpt_oss", "<|start|>functions.", &["<|end|>"], QUOTE),
 ];
 
+/// The written forms outside any marker, named like formats: JSON call objects in prose (or
+/// the whole reply) and bare pythonic lists.
+pub const BARE_JSON: &str = "bare_json";
+/// JSON call objects anywhere in prose, even amid other text with no registry to vouch for
+/// the name (seed 001's Lenient).
+pub const ANY_JSON: &str = "any_json";
+pub const PYTHONIC: &str = "pythonic";
+
+/// Which written formats a reading takes as calls: a set of names (see [`Formats::names`]).
+/// A format not taken leaves its text as it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Formats {
+    taken: u64,
+}
+
+impl Formats {
+    /// Every name a set may hold: the call formats of the table, then the bare forms.
+    pub fn names() -> &'static [&'static str] {
+        static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+        NAMES.get_or_init(|| {
+            let mut names: Vec<&'static str> = Vec::new();
+            for f in FORMATS.iter().filter(|f| f.opens_a_call()) {
+                if !names.contains(&f.name) {
+                    names.push(f.name);
+                }
+            }
+            names.extend([BARE_JSON, PYTHONIC, ANY_JSON]);
+            assert!(names.len() <= 64, "a format set is a 64-bit mask");
+            names
+        })
+    }
+
+    fn bit(name: &str) -> Option<u64> {
+        Self::names()
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| 1 << i)
+    }
+
+    /// No format: the content is all text.
+    pub const NONE: Formats = Formats { taken: 0 };
+
+    /// A preset: "strict" (a model's own call markers and ```` ```tool_call ```` fences only),
+    /// "default" (also ```` ```json ```` fences, and calls in prose when they are the whole
+    /// reply or a registry knows the name) or "lenient" (also any call-shaped JSON in prose).
+    pub fn preset(name: &str) -> Option<Formats> {
+        let all = Self::names()
+            .iter()
+            .filter_map(|n| Self::bit(n))
+            .fold(0, |a, b| a | b);
+        let without = |names: &[&str]| {
+            names
+                .iter()
+                .filter_map(|n| Self::bit(n))
+                .fold(all, |a, b| a & !b)
+        };
+        let taken = match name {
+            "strict" => without(&["fenced_json", BARE_JSON, PYTHONIC, ANY_JSON]),
+            "default" => without(&[ANY_JSON]),
+            "lenient" => all,
+            _ => return None,
+        };
+        Some(Formats { taken })
+    }
+
+    /// The set of these names; Err names the first that is no format.
+    pub fn of<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Formats, &'a str> {
+        let mut taken = 0;
+        for name in names {
+            taken |= Self::bit(name).ok_or(name)?;
+        }
+        Ok(Formats { taken })
+    }
+
+    pub fn takes(&self, name: &str) -> bool {
+        Self::bit(name).is_some_and(|b| self.taken & b != 0)
+    }
+
+    /// The names in the set, in the order of [`Formats::names`].
+    pub fn taken(&self) -> impl Iterator<Item = &'static str> + '_ {
+        Self::names().iter().copied().filter(move |n| self.takes(n))
+    }
+}
+
+impl Default for Formats {
+    fn default() -> Self {
+        Formats::preset("default").expect("a preset")
+    }
+}
+
 impl Format {
     /// Whether the marker promises a call: what follows it is reported even when unreadable.
     fn promises_a_call(&self) -> bool {
         !matches!(
             self.body,
-            Body::Strip | Body::Quote { .. } | Body::Calls(Context::Prose)
+            Body::Strip | Body::Quote { .. } | Body::Calls(Context::Prose) | Body::Arrow
         )
     }
 
@@ -253,7 +356,10 @@ pub(super) fn table() -> &'static Table {
         let markers: Vec<&str> = marker_format.iter().map(|&i| FORMATS[i].open).collect();
         let calls: Vec<&str> = FORMATS
             .iter()
-            .filter(|f| f.opens_a_call() && f.body != Body::Calls(Context::Prose))
+            .filter(|f| {
+                // `>>>` in quoted text is far more often a Python prompt than a call.
+                f.opens_a_call() && !matches!(f.body, Body::Calls(Context::Prose) | Body::Arrow)
+            })
             .map(|f| f.open)
             .collect();
         let stops = FORMATS
@@ -305,11 +411,24 @@ fn prefix_of_any(text: &[u8], first: &[bool; 256], patterns: &[&[u8]]) -> usize 
         .rev()
         .find(|&n| {
             let tail = &text[text.len() - n..];
+            // A lone `>` ends every tag in prose, so it is not held for `>>>` (which arrives
+            // as one token in Functionary's vocabulary).
             // Most ends start with no marker's first byte: one table lookup settles them.
-            first[usize::from(tail[0])]
+            tail != b">"
+                && first[usize::from(tail[0])]
                 && patterns.iter().any(|p| p.len() > n && p.starts_with(tail))
         })
         .unwrap_or(0)
+}
+
+/// Whether `text` (from a marker's match to the end of what has arrived) is the start of a
+/// longer marker that it does not yet hold whole.
+pub(super) fn longer_marker_may_follow(text: &[u8]) -> bool {
+    text.len() < table().longest_marker
+        && table()
+            .marker_patterns
+            .iter()
+            .any(|p| p.len() > text.len() && p.starts_with(text))
 }
 
 /// The longest end of `text` that may be the start of a marker.
@@ -410,9 +529,16 @@ fn read_body(
     let calls = match fmt.body {
         Body::Strip | Body::Quote { .. } => return None, // read by the scan
         Body::Calls(context) => {
-            if body.trim_start().starts_with("<function=") {
+            let lead = body.trim_start();
+            if lead.starts_with("<function=") {
                 let inner = start + body.find("<function=").unwrap_or(0) + "<function=".len();
                 return read_body(&FORMATS[function_tag_index()], content, inner, end, limits);
+            }
+            if let Some(calls) = builtin_call(lead, start + body.len() - lead.len(), content, fmt) {
+                return Some(calls);
+            }
+            if let Some(call) = arg_key_call(body, fmt.name) {
+                return Some(vec![call]);
             }
             JsonCalls {
                 content,
@@ -505,6 +631,32 @@ fn read_body(
             }
         }
         Body::Pythonic => pythonic_calls(content, start, end, fmt.name),
+        Body::Invoke => invoke_calls(body)
+            .into_iter()
+            .map(|(name, tags)| {
+                let mut call = named(name, end, end);
+                let (arguments, untyped) = tags_as_json(tags);
+                call.arguments = Some(arguments);
+                call.untyped = untyped;
+                call
+            })
+            .collect(),
+        Body::Arrow => {
+            let (name, rest) = body.split_once('\n')?;
+            let name = name.trim();
+            let is_name = !name.is_empty()
+                && name != "all"
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+            let args = rest.trim_start();
+            if !is_name || !args.starts_with('{') {
+                return None;
+            }
+            let args_at = start + body.len() - args.len();
+            let args_end = value_end(&content.as_bytes()[..end], args_at);
+            vec![named(name, args_at, args_end)]
+        }
     };
     if calls.is_empty() {
         None
@@ -539,24 +691,39 @@ fn mistral_list_after_junk(body: &str) -> Option<usize> {
     (!named && junk.len() <= 32 && body[at + 1..].trim_start().starts_with('{')).then_some(at)
 }
 
-/// `<parameter=path>\na.txt\n</parameter>` pairs as a JSON object: a value that is itself JSON
-/// (a number, true, a list) is kept as JSON, anything else becomes a string. A value ends at
-/// its `</parameter>` or at the next `<parameter=`; both are found in one pass each. Also the
-/// values read as JSON, by key, as written (see `FoundCall::untyped`).
-fn parameter_tags_as_json(text: &str) -> (String, Vec<(String, String)>) {
-    let mut object = serde_json::Map::new();
-    let mut untyped = Vec::new();
-    let opens: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), "<parameter=").collect();
+/// The `(key, raw value)` pairs of `<parameter=K>V</parameter>` (Qwen3-Coder) or
+/// `<parameter name="K">V</parameter>` (MiniMax) tags. A value ends at its `</parameter>` or at
+/// the next `<parameter`; both are found in one pass each.
+fn parameter_tags(text: &str) -> Vec<(&str, &str)> {
+    let mut pairs = Vec::new();
+    let opens: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), "<parameter")
+        .filter(|&at| matches!(text.as_bytes().get(at + 10), Some(b'=' | b' ' | b'\t')))
+        .collect();
     let mut closes = memchr::memmem::find_iter(text.as_bytes(), "</parameter>").peekable();
     for (n, &at) in opens.iter().enumerate() {
-        let after = &text[at + "<parameter=".len()..];
+        let after = &text[at + "<parameter".len()..];
         let Some(gt) = after.find('>') else { break };
-        let key = after[..gt].trim().trim_matches(|c| c == '"' || c == '\'');
-        let value_from = at + "<parameter=".len() + gt + 1;
+        let key = after[..gt].trim_start();
+        let key = key.strip_prefix("name").map_or(key, str::trim_start);
+        let key = key.strip_prefix('=').unwrap_or(key);
+        let key = key.trim().trim_matches(|c| c == '"' || c == '\'');
+        let value_from = at + "<parameter".len() + gt + 1;
         while closes.next_if(|&c| c < value_from).is_some() {}
         let next_open = opens.get(n + 1).copied().unwrap_or(text.len());
         let value_end = closes.peek().copied().unwrap_or(text.len()).min(next_open);
-        let raw = text[value_from..value_end.max(value_from)].trim_matches('\n');
+        pairs.push((key, &text[value_from..value_end.max(value_from)]));
+    }
+    pairs
+}
+
+/// Tag pairs as a JSON object: a value that is itself JSON (a number, true, a list) is kept as
+/// JSON, anything else becomes a string. Also the values read as JSON, by key, as written
+/// (see `FoundCall::untyped`).
+fn tags_as_json(pairs: Vec<(&str, &str)>) -> (String, Vec<(String, String)>) {
+    let mut object = serde_json::Map::new();
+    let mut untyped = Vec::new();
+    for (key, raw) in pairs {
+        let raw = raw.trim_matches('\n');
         let value = match serde_json::from_str::<Value>(raw.trim()) {
             Ok(v) if !v.is_string() => {
                 untyped.push((key.to_string(), raw.to_string()));
@@ -567,4 +734,95 @@ fn parameter_tags_as_json(text: &str) -> (String, Vec<(String, String)>) {
         object.insert(key.to_string(), value);
     }
     (Value::Object(object).to_string(), untyped)
+}
+
+/// `<parameter=path>\na.txt\n</parameter>` pairs as a JSON object (see `tags_as_json`).
+fn parameter_tags_as_json(text: &str) -> (String, Vec<(String, String)>) {
+    tags_as_json(parameter_tags(text))
+}
+
+/// MiniMax's `<invoke name="NAME">` blocks: each name with its parameter tags. A block ends at
+/// its `</invoke>` or at the next `<invoke`.
+fn invoke_calls(body: &str) -> Vec<(&str, Vec<(&str, &str)>)> {
+    let opens: Vec<usize> = memchr::memmem::find_iter(body.as_bytes(), "<invoke").collect();
+    let mut calls = Vec::new();
+    for (n, &at) in opens.iter().enumerate() {
+        let next = opens.get(n + 1).copied().unwrap_or(body.len());
+        let block = &body[at + "<invoke".len()..next];
+        let block = block.find("</invoke>").map_or(block, |i| &block[..i]);
+        let Some(gt) = block.find('>') else { continue };
+        let name = block[..gt].trim_start();
+        let name = name.strip_prefix("name").map_or(name, str::trim_start);
+        let name = name.strip_prefix('=').unwrap_or(name);
+        let name = name.trim().trim_matches(|c| c == '"' || c == '\'');
+        calls.push((name, parameter_tags(&block[gt + 1..])));
+    }
+    calls
+}
+
+/// GLM 4.5+: `NAME<arg_key>K</arg_key><arg_value>V</arg_value>...` inside `<tool_call>`. None
+/// when the body holds no `<arg_key>` before any JSON.
+fn arg_key_call(body: &str, format: &'static str) -> Option<FoundCall> {
+    let first = body.find("<arg_key>")?;
+    let name = body[..first].trim();
+    if name.is_empty() || name.contains(['{', '[', '<', '"']) {
+        return None;
+    }
+    let mut pairs = Vec::new();
+    let mut rest = &body[first..];
+    while let Some(k) = rest.find("<arg_key>") {
+        let after = &rest[k + "<arg_key>".len()..];
+        let Some(k_end) = after.find("</arg_key>") else {
+            break;
+        };
+        let key = after[..k_end].trim();
+        let after = &after[k_end + "</arg_key>".len()..];
+        let Some(v) = after.find("<arg_value>") else {
+            break;
+        };
+        let value = &after[v + "<arg_value>".len()..];
+        let v_end = value
+            .find("</arg_value>")
+            .or_else(|| value.find("<arg_key>"))
+            .unwrap_or(value.len());
+        pairs.push((key, &value[..v_end]));
+        rest = &value[v_end..];
+    }
+    let (arguments, untyped) = tags_as_json(pairs);
+    Some(FoundCall {
+        name: Some(name.to_string()),
+        arguments: Some(arguments),
+        id: None,
+        position: 0,
+        format,
+        repairs: Vec::new(),
+        error: None,
+        cut: false,
+        untyped,
+    })
+}
+
+/// Llama 3.1's built-in tools after `<|python_tag|>`: `brave_search.call(query="x")` is the
+/// call `brave_search` (also `wolfram_alpha`, `code_interpreter`). None for anything else.
+fn builtin_call(lead: &str, at: usize, content: &str, fmt: &Format) -> Option<Vec<FoundCall>> {
+    if fmt.name != "llama3" {
+        return None;
+    }
+    let ident = lead
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    if ident == 0 || !lead[ident..].starts_with(".call(") {
+        return None;
+    }
+    let close = lead.rfind(')')?;
+    let mut calls = pythonic_calls(content, at, at + close + 1, fmt.name);
+    for call in &mut calls {
+        if let Some(name) = &mut call.name {
+            if let Some(base) = name.strip_suffix(".call") {
+                *name = base.to_string();
+            }
+        }
+    }
+    Some(calls).filter(|c| !c.is_empty())
 }

@@ -25,6 +25,7 @@ use crate::limits::Limits;
 use crate::repair::Repair;
 
 pub use engine::QUOTING;
+pub use formats::{Formats, ANY_JSON, BARE_JSON, PYTHONIC};
 pub use shape::value_end;
 
 /// The longest tool name a call may give (TLP-005).
@@ -88,6 +89,16 @@ pub fn text_calls(
     limits: &Limits,
     is_tool: Option<&dyn Fn(&str) -> bool>,
 ) -> TextCalls {
+    text_calls_in(content, limits, is_tool, Formats::default())
+}
+
+/// [`text_calls`], taking only the formats in `formats`: the blocks of the others stay text.
+pub fn text_calls_in(
+    content: &str,
+    limits: &Limits,
+    is_tool: Option<&dyn Fn(&str) -> bool>,
+    formats: Formats,
+) -> TextCalls {
     let clock = Clock::new(limits);
     let mut engine = Engine::new(usize::MAX);
     let mut segs = Vec::new();
@@ -103,6 +114,7 @@ pub fn text_calls(
         },
         timed_out: false,
         alone_ok: prose_stretches(&segs) <= 1,
+        formats,
     };
     let mut prose_from = None;
     for seg in &segs {
@@ -206,6 +218,7 @@ struct Output<'a> {
     result: TextCalls,
     timed_out: bool,
     alone_ok: bool,
+    formats: Formats,
 }
 
 impl Output<'_> {
@@ -217,6 +230,9 @@ impl Output<'_> {
             Kind::Timeout => self.time_out(seg.start),
             Kind::Block { .. } if self.timed_out || self.clock.expired() => {
                 self.time_out(seg.start);
+                self.result.text.push_str(text);
+            }
+            Kind::Block { fmt, .. } if !self.formats.takes(formats::FORMATS[fmt].name) => {
                 self.result.text.push_str(text);
             }
             Kind::Block {
@@ -275,23 +291,30 @@ impl Output<'_> {
                 if open < skip_to {
                     continue;
                 }
+                let alone = self.alone_ok && content[open..close].trim() == whole;
                 let calls = if bytes[open] == b'{'
                     || bytes.get(crate::scan::skip_ws(bytes, open + 1)) == Some(&b'{')
                 {
+                    // Amid other text, JSON is a call when the registry knows its name, or
+                    // with any_json (Lenient); as the whole reply, with bare_json.
+                    let taken = self.formats.takes(ANY_JSON)
+                        || (self.formats.takes(BARE_JSON) && (alone || self.is_tool.is_some()));
+                    if !taken {
+                        continue;
+                    }
                     let limits = self.clock.left(self.limits);
                     JsonCalls {
                         content,
                         context: Context::Prose,
-                        format: "bare_json",
+                        format: BARE_JSON,
                         limits: &limits,
                         is_tool: self.is_tool,
                     }
                     .in_span(open, close)
-                } else if looks_pythonic(&content[open..close]) {
+                } else if looks_pythonic(&content[open..close]) && self.formats.takes(PYTHONIC) {
                     // `[get_weather(city='Paris')]`: taken when it is the whole reply, or when a
                     // registry knows every name in it (prose has brackets and parentheses too).
-                    let calls = pythonic_calls(content, open, close, "pythonic");
-                    let alone = self.alone_ok && content[open..close].trim() == whole;
+                    let calls = pythonic_calls(content, open, close, PYTHONIC);
                     let all_known = self.is_tool.is_some()
                         && calls.iter().all(|c| names_a_tool(c, self.is_tool));
                     if alone || all_known {
@@ -340,6 +363,7 @@ pub struct TextCallParser {
     engine: Engine,
     /// Calls read from quoted blocks (the engine counts the markers in quoted text).
     quoted_calls: usize,
+    formats: Formats,
 }
 
 impl std::fmt::Debug for Engine {
@@ -357,7 +381,14 @@ impl TextCallParser {
             base: 0,
             engine: Engine::new(max_buffer),
             quoted_calls: 0,
+            formats: Formats::default(),
         }
+    }
+
+    /// Takes only the formats in `formats` (the default preset otherwise).
+    pub fn with_formats(mut self, formats: Formats) -> Self {
+        self.formats = formats;
+        self
     }
 
     pub fn feed(&mut self, token: &str) -> Vec<TextEvent> {
@@ -418,6 +449,10 @@ impl TextCallParser {
                     timed_out = true;
                     text.push_str(piece);
                     vec![clock.timeout(seg.start)]
+                }
+                Kind::Block { fmt, .. } if !self.formats.takes(formats::FORMATS[fmt].name) => {
+                    text.push_str(piece);
+                    continue;
                 }
                 Kind::Block {
                     fmt,

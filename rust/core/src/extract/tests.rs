@@ -116,7 +116,11 @@ fn llama3_python_tag_and_semicolons() {
 
 #[test]
 fn bare_json_calls_in_prose() {
-    let found = calls(r#"Sure. {"name": "search", "arguments": {"q": "x"}} Done."#);
+    let prose = r#"Sure. {"name": "search", "arguments": {"q": "x"}} Done."#;
+    // Amid prose, with no registry to vouch for the name, JSON is a call only when lenient.
+    assert!(calls(prose).calls.is_empty());
+    let lenient = Formats::preset("lenient").unwrap();
+    let found = text_calls_in(prose, &Limits::default(), None, lenient);
     assert_eq!(found.calls.len(), 1);
     assert_eq!(found.calls[0].format, "bare_json");
     assert_eq!(found.text, "Sure.  Done.");
@@ -1012,5 +1016,44 @@ mod strings {
                 prop_assert_eq!(value["content"].as_str(), Some(content.as_str()), "{:?}", reply);
             }
         }
+    }
+}
+
+#[test]
+fn minimax_glm_functionary_and_builtin_calls_agree_however_split() {
+    let cases: &[(&str, &[(&str, &str)])] = &[
+        (
+            "<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"q\">say \"hi\" {</parameter>\n<parameter name=\"n\">2</parameter>\n</invoke>\n</minimax:tool_call>",
+            &[("f", r#"{"n":2,"q":"say \"hi\" {"}"#)],
+        ),
+        (
+            "<tool_call>f\n<arg_key>q</arg_key>\n<arg_value>x</arg_value>\n</tool_call>",
+            &[("f", r#"{"q":"x"}"#)],
+        ),
+        (
+            ">>>all\nOK.\n>>>f\n{\"a\": 1}>>>g\n{}",
+            &[("f", r#"{"a": 1}"#), ("g", "{}")],
+        ),
+        (
+            "<|python_tag|>brave_search.call(query=\"a, b\")<|eom_id|>",
+            &[("brave_search", r#"{"query": "a, b"}"#)],
+        ),
+    ];
+    for (content, expected) in cases {
+        let calls = calls_every_way(content);
+        let got: Vec<(String, serde_json::Value)> = calls
+            .into_iter()
+            .map(|(n, a)| (n.unwrap(), serde_json::from_str(&a.unwrap()).unwrap()))
+            .collect();
+        let want: Vec<(String, serde_json::Value)> = expected
+            .iter()
+            .map(|(n, a)| (n.to_string(), serde_json::from_str(a).unwrap()))
+            .collect();
+        assert_eq!(got, want, "{content}");
+    }
+    assert_eq!(untimed(">>>all\nOK.\n>>>f\n{}").text, "OK.");
+    for prose in ["a >>> b", "```\n>>> 1 + 1\n2\n```", ">>> quoted"] {
+        assert!(untimed(prose).calls.is_empty(), "{prose}");
+        assert_eq!(untimed(prose).quoted, 0, "{prose}");
     }
 }

@@ -1,7 +1,7 @@
 //! The calls of a whole reply and of a stream's assembled calls, through the pipeline.
 
 use crate::error::ErrorCode;
-use crate::extract::text_calls;
+use crate::extract::{text_calls_in, Formats};
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{call_entry, ErrorOf, Reply, ReplyMessage};
 
@@ -12,7 +12,7 @@ use super::{Arguments, CallSource, Candidate, Failure, Host, Pipeline};
 pub fn check_reply<H: Host>(
     pipeline: &mut Pipeline<'_, H>,
     reply: Reply<H::Value>,
-    text_calls_on: bool,
+    formats: Formats,
 ) -> Result<String, ErrorOf<H::Value>> {
     let failure = match reply {
         Reply::Messages(messages) => {
@@ -20,7 +20,7 @@ pub fn check_reply<H: Host>(
             for message in messages {
                 pipeline.start_choice(message.choice);
                 pipeline.set_cut_by_length(message.cut_off);
-                let rest = check_message(pipeline, message, text_calls_on)?;
+                let rest = check_message(pipeline, message, formats)?;
                 text.get_or_insert(rest);
             }
             return Ok(text.unwrap_or_default());
@@ -44,13 +44,13 @@ pub fn check_reply<H: Host>(
 }
 
 /// Checks one message's calls: each call entry at its wire index (`function.index`, the
-/// entry's `index`, or its place in the list), then, when `text_calls` is on, the calls written
-/// in the content, numbered after the highest wire index. Returns the content with those calls
+/// entry's `index`, or its place in the list), then the calls written in the content in one of
+/// `formats`, numbered after the highest wire index. Returns the content with those calls
 /// cut out.
 pub fn check_message<H: Host>(
     pipeline: &mut Pipeline<'_, H>,
     message: ReplyMessage<H::Value>,
-    text_calls_on: bool,
+    formats: Formats,
 ) -> Result<String, ErrorOf<H::Value>> {
     let mut next_index = 0;
     for (position, entry) in message.tool_calls.iter().enumerate() {
@@ -77,7 +77,7 @@ pub fn check_message<H: Host>(
     let Some(content) = message.content else {
         return Ok(String::new());
     };
-    if !text_calls_on || content.is_empty() {
+    if formats == Formats::NONE || content.is_empty() {
         return Ok(content);
     }
     let host = pipeline.host();
@@ -85,10 +85,11 @@ pub fn check_message<H: Host>(
     let is_tool = host
         .registry()
         .map(|r| move |name: &str| r.get(name).is_ok());
-    let found = text_calls(
+    let found = text_calls_in(
         &content,
         pipeline.limits(),
         is_tool.as_ref().map(|f| f as &dyn Fn(&str) -> bool),
+        formats,
     );
     for (i, call) in found.calls.into_iter().enumerate() {
         pipeline.run(Candidate::found(host, call, next_index + i))?;

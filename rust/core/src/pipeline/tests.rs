@@ -3,6 +3,7 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::extract::Formats;
 use crate::repair::RepairKind;
 use crate::schema::Definition;
 use crate::stream::Accumulator;
@@ -41,7 +42,7 @@ fn parse_with(body: &str, registry: Option<&Registry>, limits: Limits, repair: b
     let host = SerdeHost::new(registry);
     let mut pipeline = Pipeline::new(&host, limits, repair);
     let message = read_reply(&SerdeParser, body.as_bytes(), &limits).unwrap();
-    let text = check_reply(&mut pipeline, message, true).unwrap();
+    let text = check_reply(&mut pipeline, message, Formats::default()).unwrap();
     Outcome {
         calls: pipeline.calls,
         errors: pipeline.errors,
@@ -367,7 +368,7 @@ fn allow_truncated_takes_the_mended_part_marked() {
     let mut pipeline = Pipeline::new(&host, limits, true).allow_truncated(true);
     let body = openai(r#"{"path": "notes/a.t"#, "tool_calls").to_string();
     let reply = read_reply(&SerdeParser, body.as_bytes(), &limits).unwrap();
-    check_reply(&mut pipeline, reply, true).unwrap();
+    check_reply(&mut pipeline, reply, Formats::default()).unwrap();
     assert!(pipeline.errors.is_empty());
     assert!(pipeline.calls[0].truncated);
     assert_eq!(pipeline.calls[0].arguments, json!({"path": "notes/a.t"}));
