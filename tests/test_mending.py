@@ -31,6 +31,16 @@ MEANT: list[tuple[str, Any, str]] = [
     ('{"key:"value", "b": 1}', {"key": "value", "b": 1}, "unescaped_quotes"),
     ('{"cmd": "run "d:/x/v2.py""}', {"cmd": 'run "d:/x/v2.py"'}, "unescaped_quotes"),
     ('{"a": 1 \u201cb\u201d: 2}', {"a": 1, "b": 2}, "missing_comma"),
+    ("{'point': (1, 2), 'ids': {3, 4}}", {"point": [1, 2], "ids": [3, 4]}, "python_container"),
+    ("[(1, 'a'), ()]", [[1, "a"], []], "python_container"),
+    ('{"json": "{"style": "modern", "size": 2}"}', {"json": '{"style": "modern", "size": 2}'}, "unescaped_quotes"),
+    ('{"rows": "[["a", 1], ["b", 2]]", "n": 2}', {"rows": '[["a", 1], ["b", 2]]', "n": 2}, "unescaped_quotes"),
+    ('{"path": "a", "mode', {"path": "a", "mode": None}, "truncated_string"),
+    ('{"ids": [1, 2, 3 "limit": 4}', {"ids": [1, 2, 3], "limit": 4}, "missing_closing_bracket"),
+    ('{"weight": 5 kg, "n": 1}', {"weight": "5 kg", "n": 1}, "unquoted_string"),
+    ("{`a`: `b`}", {"a": "b"}, "special_quotes"),
+    ('{"a": TRUE, "b": NULL}', {"a": True, "b": None}, "python_literal"),
+    ('{\u00a0"a":\u3000 1}', {"a": 1}, "unexpected_character"),
 ]
 
 
@@ -54,6 +64,10 @@ KEPT: list[tuple[str, Any]] = [
     ('{"a:" 1}', {"a:": 1}),
     ("-1", -1),
     ('{"say": "say "hi""}', {"say": 'say "hi"'}),
+    ('{"note": (see below)}', {"note": "(see below)"}),
+    ('{1: "a", 2: "b"}', {"1": "a", "2": "b"}),
+    ('{"open": "{", "b": tru', {"open": "{", "b": True}),
+    ('{"code": "```py\n(1, 2)\n```"}', {"code": "```py\n(1, 2)\n```"}),
 ]
 
 

@@ -100,6 +100,22 @@ pub(crate) static SINGLE: Delimiter = delimiter("'", "'", "'");
 pub(crate) static CURLY_DOUBLE: Delimiter = delimiter("\u{201c}", "\u{201d}", "\u{201d}");
 pub(crate) static CURLY_SINGLE: Delimiter = delimiter("\u{2018}", "\u{2019}", "\u{2019}");
 
+/// Backticks, which JavaScript template strings and some models put around JSON strings (a
+/// single one: three open a fence).
+pub(crate) static BACKTICK: Delimiter = delimiter("`", "`", "`");
+
+/// Unicode spaces outside strings (no-break, en to hair, narrow no-break, ideographic): the
+/// length of the one at `i`, if any. Text pasted from documents carries them between tokens.
+pub(crate) fn unicode_space_len(src: &[u8], i: usize) -> Option<usize> {
+    match src.get(i..)? {
+        [0xC2, 0xA0, ..] => Some(2),
+        [0xE2, 0x80, 0x80..=0x8A | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] | [0xE3, 0x80, 0x80, ..] => {
+            Some(3)
+        }
+        _ => None,
+    }
+}
+
 /// The typographic quote that opens a string at `i`, if any.
 pub(crate) fn curly_quote_at(src: &[u8], i: usize) -> Option<&'static Delimiter> {
     let rest = src.get(i..)?;
@@ -131,13 +147,17 @@ pub(crate) enum Literal {
 }
 
 pub(crate) fn literal_at(src: &[u8], i: usize) -> Option<Literal> {
-    const WORDS: [(&[u8], Literal); 9] = [
+    // Upper case (`TRUE`, `NULL`) is how SQL and some models spell them; mended like Python's.
+    const WORDS: [(&[u8], Literal); 12] = [
         (b"true", Literal::True),
         (b"false", Literal::False),
         (b"null", Literal::Null),
         (b"True", Literal::PyTrue),
         (b"False", Literal::PyFalse),
         (b"None", Literal::PyNone),
+        (b"TRUE", Literal::PyTrue),
+        (b"FALSE", Literal::PyFalse),
+        (b"NULL", Literal::PyNone),
         (b"undefined", Literal::JsNull),
         (b"NaN", Literal::JsNull),
         (b"Infinity", Literal::JsNull),

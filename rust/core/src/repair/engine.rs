@@ -94,6 +94,11 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     pub(super) continues_string: bool,
     /// Calls (`ObjectId(`) whose `)` is still to come.
     pub(super) open_calls: usize,
+    /// Arrays written for a Python tuple or set: (their index in `stack`, the closer they await).
+    pub(super) python_arrays: Vec<(usize, u8)>,
+    /// How far a scan for JSON inside a string reached without finding its end (see
+    /// `json_in_string_end`): later scans that start before it are not made.
+    pub(super) json_scan_reached: Cell<usize>,
 }
 
 impl<'a, const STRICT: bool> Engine<'a, STRICT> {
@@ -121,6 +126,8 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             ws_tail: Cell::new((0, 0)),
             continues_string: false,
             open_calls: 0,
+            python_arrays: Vec::new(),
+            json_scan_reached: Cell::new(0),
         }
     }
 
@@ -354,6 +361,16 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.out.extend_from_slice(&self.src[start..self.pos]);
             }
             let rest = &self.src[self.pos..];
+            if let Some(n) = rest
+                .first()
+                .filter(|&&b| b >= 0xC2)
+                .and_then(|_| scan::unicode_space_len(self.src, self.pos))
+            {
+                self.fault(RepairKind::UnexpectedCharacter, self.pos, "a JSON value")?;
+                self.tick()?;
+                self.pos += n;
+                continue;
+            }
             let end = if rest.starts_with(b"//") || rest.starts_with(b"#") {
                 rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())
             } else if rest.starts_with(b"/*") {

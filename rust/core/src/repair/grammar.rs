@@ -2,7 +2,7 @@
 //! end them, each fault mended where it is found.
 
 use super::engine::{After, Engine, Expect, Frame};
-use super::lookahead::trailer_at;
+use super::lookahead::{surely_quoted_key, trailer_at};
 use super::{Repair, RepairKind};
 use crate::error::{Error, ErrorKind};
 use crate::scan::{self, is_ident};
@@ -41,6 +41,13 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.close_missing(at);
                 }
                 return Ok(());
+            }
+            if !STRICT && matches!(b, b')' | b'}') && self.awaits_python_closer(b, expect) {
+                expect = self.close_python_array(expect)?;
+                if expect == Expect::Done {
+                    return Ok(());
+                }
+                continue;
             }
             expect = match expect {
                 Expect::RootValue
@@ -90,11 +97,50 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
 
     fn pop(&mut self) -> Option<Frame> {
         let frame = self.stack.pop()?;
+        if self
+            .python_arrays
+            .last()
+            .is_some_and(|&(at, _)| at == self.stack.len())
+        {
+            self.python_arrays.pop();
+        }
         match frame {
             Frame::Object | Frame::Brace => self.objects.pop(),
             Frame::Array => self.arrays.pop(),
         };
         Some(frame)
+    }
+
+    /// `(1, 2)` or `{1, 2}` (a Python tuple, or a set, which the first member tells: a number
+    /// followed by `,` or `}`): opens the array written for it.
+    fn open_python_array(&mut self, closer: u8) -> Result<Expect, Error> {
+        self.fault(RepairKind::PythonContainer, self.pos, "a JSON value")?;
+        self.open(Frame::Array)?;
+        self.python_arrays.push((self.stack.len() - 1, closer));
+        self.out.push(b'[');
+        self.pos += 1;
+        Ok(Expect::FirstElement)
+    }
+
+    /// Whether `b` closes the innermost array, written for a tuple or set, where `expect` is.
+    fn awaits_python_closer(&self, b: u8, expect: Expect) -> bool {
+        matches!(
+            expect,
+            Expect::FirstElement | Expect::NextElement | Expect::AfterValue
+        ) && self
+            .python_arrays
+            .last()
+            .is_some_and(|&(at, closer)| closer == b && at + 1 == self.stack.len())
+    }
+
+    fn close_python_array(&mut self, expect: Expect) -> Result<Expect, Error> {
+        if expect == Expect::NextElement {
+            self.drop_last_comma()?; // `(1,)`, a one-tuple
+        }
+        self.pop();
+        self.out.push(b']');
+        self.pos += 1;
+        Ok(self.after_value())
     }
 
     /// Pops the top frame and writes its closer, logging it as missing.
@@ -162,6 +208,8 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     fn on_value(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
         let at = self.pos;
         match b {
+            b'{' if !STRICT && self.set_at(at) => self.open_python_array(b'}'),
+            b'(' if !STRICT && self.tuple_at(at) => self.open_python_array(b')'),
             b'{' => {
                 self.open(Frame::Object)?;
                 self.emit_byte(b'{');
@@ -201,6 +249,11 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             0xE2 if scan::curly_quote_at(self.src, at).is_some() => {
                 self.fault(RepairKind::SpecialQuotes, at, "a double-quoted string")?;
                 self.string(scan::curly_quote_at(self.src, at).expect("checked"), false)?;
+                Ok(self.after_value())
+            }
+            b'`' if self.backtick_string_at(at) => {
+                self.fault(RepairKind::SpecialQuotes, at, "a double-quoted string")?;
+                self.string(&scan::BACKTICK, false)?;
                 Ok(self.after_value())
             }
             _ if !STRICT && self.call_wrapper_at(at).is_some() => {
@@ -274,6 +327,11 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             0xE2 if scan::curly_quote_at(self.src, at).is_some() => {
                 self.fault(RepairKind::SpecialQuotes, at, "a double-quoted key")?;
                 self.string(scan::curly_quote_at(self.src, at).expect("checked"), true)?;
+                Ok(Expect::Colon)
+            }
+            b'`' if self.backtick_string_at(at) => {
+                self.fault(RepairKind::SpecialQuotes, at, "a double-quoted key")?;
+                self.string(&scan::BACKTICK, true)?;
                 Ok(Expect::Colon)
             }
             b'{' => {
@@ -370,6 +428,20 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     || is_ident(b)
                     || b == b'.'
                     || b == b'+';
+                let parent = self.stack.len().checked_sub(2).map(|i| self.stack[i]);
+                if !STRICT
+                    && in_array
+                    && matches!(parent, Some(Frame::Object | Frame::Brace))
+                    && surely_quoted_key(self.src, at)
+                {
+                    // `{"a": [1, 2 "b": 3}`: a key where an element would be; the array was
+                    // left open before it.
+                    self.close_missing(at);
+                    self.fault(RepairKind::MissingComma, at, expected)?;
+                    self.last_comma = (self.out.len(), at);
+                    self.out.push(b',');
+                    return Ok(Expect::NextKey);
+                }
                 if starts_item {
                     self.fault(RepairKind::MissingComma, at, expected)?;
                     self.last_comma = (self.out.len(), at);

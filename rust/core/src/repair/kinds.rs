@@ -57,7 +57,8 @@ repair_kinds! {
     SingleQuotes => "single_quotes",
         "`'text'`: rewritten with double quotes.";
     SpecialQuotes => "special_quotes",
-        "`“text”` or `‘text’`: typographic quotes around a string, rewritten with double quotes.";
+        "`“text”`, `‘text’` or `` `text` ``: typographic quotes or backticks around a string, \
+         rewritten with double quotes.";
     EscapedJson => "escaped_json",
         "`{\\\"a\\\": 1}`: JSON escaped once too often (a stringified string); unescaped, then \
          repaired. Later positions refer to the unescaped text.";
@@ -68,8 +69,8 @@ repair_kinds! {
     TruncatedString => "truncated_string",
         "The input ends inside a string: the string is closed.";
     UnclosedString => "unclosed_string",
-        "A string left without its closing quote before a closing fence (and the closers before \
-         it): closed there.";
+        "A string left without its closing quote before a closing fence, or before the closers \
+         that end the input: closed there.";
     TruncatedLiteral => "truncated_literal",
         "The input ends inside `true`, `false` or `null`: the word is completed.";
     UnescapedQuotes => "unescaped_quotes",
@@ -81,7 +82,10 @@ repair_kinds! {
     Comment => "comment",
         "`//`, `/* */` and `#` comments: removed.";
     PythonLiteral => "python_literal",
-        "`True`, `False`, `None`: written as `true`, `false`, `null`.";
+        "`True`, `False`, `None` (or `TRUE`, `FALSE`, `NULL`): written as `true`, `false`, \
+         `null`.";
+    PythonContainer => "python_container",
+        "`(1, 2)` and `{1, 2}` (a Python tuple or set): written as an array.";
     JsLiteral => "js_literal",
         "`undefined`, `NaN`, `Infinity`, `-Infinity`: written as `null` (strict JSON has no \
          such values).";
@@ -94,8 +98,8 @@ repair_kinds! {
     MissingValue => "missing_value",
         "`{\"a\": }` or `{\"a\"}`: the value is written as `null`.";
     UnexpectedCharacter => "unexpected_character",
-        "A byte that fits nowhere in the grammar (`;` between members, `...` in an array): \
-         dropped.";
+        "A byte that fits nowhere in the grammar (`;` between members, `...` in an array, a \
+         no-break space between tokens): dropped.";
     MarkdownFence => "markdown_fence",
         "```` ```json ```` fences around the value: removed.";
     SurroundingText => "surrounding_text",

@@ -52,16 +52,17 @@ const COMMENT_WINDOW: usize = LOOKAHEAD * 4;
 /// run of comments, or the scan of a long string with no quote) ever gets there.
 const POLL_EVERY: usize = 1024;
 
-/// The length of the `//` or `/* */` comment at `i`, if one starts there and ends within
-/// `COMMENT_WINDOW` bytes (a `//` comment may also end with the input).
+/// The length of the `//`, `# ` or `/* */` comment at `i`, if one starts there and ends within
+/// `COMMENT_WINDOW` bytes (a line comment may also end with the input).
 #[inline]
 fn comment_len(src: &[u8], i: usize) -> Option<usize> {
-    if src.get(i) != Some(&b'/') {
+    if !matches!(src.get(i), Some(b'/' | b'#')) {
         return None;
     }
     let rest = &src[i..];
     let window = &rest[..rest.len().min(COMMENT_WINDOW)];
-    if rest.starts_with(b"//") {
+    // `# ` with its space: a `#` stuck to a word is a channel, a tag or a colour far more often.
+    if rest.starts_with(b"//") || rest.starts_with(b"# ") {
         window
             .iter()
             .position(|&b| b == b'\n')
@@ -114,6 +115,28 @@ pub(super) fn looks_like_key(src: &[u8], i: usize) -> bool {
         return limit < src.len();
     }
     src[j] == b':'
+}
+
+/// Whether a quoted key and its colon start at `i`, decided within `LOOKAHEAD` bytes (unlike
+/// `looks_like_key`, an undecided window is a no: this closes an array, which valid JSON must
+/// never see happen).
+pub(super) fn surely_quoted_key(src: &[u8], i: usize) -> bool {
+    let Some(&quote @ (b'"' | b'\'')) = src.get(i) else {
+        return false;
+    };
+    let limit = (i + LOOKAHEAD).min(src.len());
+    let mut j = i + 1;
+    while j < limit && src[j] != quote && src[j] != b'\n' {
+        j += if src[j] == b'\\' { 2 } else { 1 };
+    }
+    j < limit && src[j] == quote && src.get(skip_ws(src, j + 1)) == Some(&b':')
+}
+
+/// Whether the input ends within a key opened at `i` (`{"a": "b", "c`): a quote, and no
+/// other quote or line break before the end, which is within `LOOKAHEAD` bytes.
+fn cut_key_at(src: &[u8], i: usize) -> bool {
+    matches!(src.get(i), Some(&q @ (b'"' | b'\'')) if src.len() - i <= LOOKAHEAD
+        && !src[i + 1..].iter().any(|&b| b == q || b == b'\n'))
 }
 
 /// The longest prose after an unclosed value that is read as a trailer (see `trailer_at`):
@@ -361,7 +384,14 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             // `{"a": "x"` and then a fence or a closing line: the braces were forgotten.
             return true;
         }
-        if c == b'+' && self.concatenation_at(i) || c == b')' && self.open_calls > 0 {
+        let tuple_open = || {
+            self.python_arrays
+                .last()
+                .is_some_and(|&(at, closer)| closer == b')' && at + 1 == self.stack.len())
+        };
+        if c == b'+' && self.concatenation_at(i)
+            || c == b')' && (self.open_calls > 0 || tuple_open())
+        {
             return true;
         }
         // A word or number after the quote may be junk or a value whose comma is missing; a
@@ -390,7 +420,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 b'}' | b']' => closer_ends(),
                 b',' => {
                     let j = self.skip_ws_and_comments(i + 1);
-                    j >= src.len() || looks_like_key(src, j)
+                    j >= src.len() || looks_like_key(src, j) || cut_key_at(src, j)
                 }
                 // A bare word stuck to the quote (`"run "d:/x/v2.py""`) is a key only when a
                 // value follows its colon: a path or a URL inside the string has none.
@@ -477,6 +507,88 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             .checked_sub(1)
             .filter(|&c| c >= content_start && src[c] == b',')?;
         looks_like_key(src, quote).then_some(comma)
+    }
+
+    /// A value string whose text is JSON with its quotes left unescaped
+    /// (`"{"style": "modern", "size": 2}"`), its content starting at `start`: the position of
+    /// the quote that ends it, found as the quote right after the bracket that balances the
+    /// first one, where that quote may end a value here. Only when a quote follows the opening
+    /// bracket (a quoted key or element), the case in which the first inner quote would cut
+    /// the value short.
+    ///
+    /// Linear: a scan that finds the end reads bytes the string loop consumes next; one that
+    /// does not records how far it read, and no later scan starts before that point, so failed
+    /// scans read each byte once.
+    pub(super) fn json_in_string_end(&self, start: usize) -> Option<usize> {
+        let src = self.src;
+        let first_quote = skip_ws(src, start + 1);
+        // A first quote that may end the string ends it (`"{", "b": 1`): valid JSON stays.
+        if start < self.json_scan_reached.get()
+            || !matches!(src.get(start), Some(b'{' | b'['))
+            || src.get(first_quote) != Some(&b'"')
+            || self.quote_closes(first_quote + 1, b'"')
+        {
+            return None;
+        }
+        let mut depth = 0usize;
+        let mut j = start;
+        let end = loop {
+            let Some(&b) = src.get(j) else { break None };
+            if (j - start) % (POLL_EVERY * 4) == POLL_EVERY * 4 - 1 && self.lookahead_expired() {
+                break None;
+            }
+            match b {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let closes =
+                            src.get(j + 1) == Some(&b'"') && self.quote_closes(j + 2, b'"');
+                        break closes.then_some(j + 1);
+                    }
+                }
+                b'\\' => j += 1,
+                _ => {}
+            }
+            j += 1;
+        };
+        self.charge(j.min(src.len()) - start);
+        if end.is_none() {
+            self.json_scan_reached.set(j);
+        }
+        end
+    }
+
+    /// `(` at `i` opens a Python tuple: a value that is no bare word follows, or `)`. (A
+    /// parenthesis before prose, `(see below)`, stays text.)
+    pub(super) fn tuple_at(&self, i: usize) -> bool {
+        let j = skip_ws(self.src, i + 1);
+        match self.src.get(j) {
+            Some(b'"' | b'\'' | b'[' | b'{' | b'(' | b')' | b'-' | b'0'..=b'9') => true,
+            Some(_) => literal_at(self.src, j).is_some(),
+            None => false,
+        }
+    }
+
+    /// `{` at `i` opens a Python set: its first member is a number followed by `,` or `}`, not
+    /// by `:`. The number read here is the one the engine reads next.
+    pub(super) fn set_at(&self, i: usize) -> bool {
+        let src = self.src;
+        let mut j = skip_ws(src, i + 1);
+        if !matches!(src.get(j), Some(b'-' | b'0'..=b'9')) {
+            return false;
+        }
+        j += 1;
+        while j < src.len() && matches!(src[j], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
+            j += 1;
+        }
+        self.charge(j - i);
+        matches!(src.get(skip_ws(src, j)), Some(b',' | b'}'))
+    }
+
+    /// A single backtick at `i` (in repair mode) opens a string; three open a fence.
+    pub(super) fn backtick_string_at(&self, i: usize) -> bool {
+        !STRICT && self.src.get(i + 1) != Some(&b'`')
     }
 
     /// Whether the last value written, whitespace aside, is a string.

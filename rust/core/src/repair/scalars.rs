@@ -16,7 +16,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let end = strict_number_end(src, start);
         let followed_by_word = |i: usize| {
             src.get(i)
-                .is_some_and(|&c| is_ident(c) || c == b'.' || c == b'+')
+                .is_some_and(|&c| is_ident(c) || matches!(c, b'.' | b'+' | b'%'))
         };
         // `"ratio": 1/3`, `"version": 0.0.1 2`: a member value that starts like a number and
         // goes on is kept whole as text rather than split into keys.
@@ -67,8 +67,18 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         {
             run_end += 1;
         }
-        if src.get(run_end).is_some_and(|&c| is_ident(c)) {
-            return self.word(false);
+        if src.get(run_end).is_some_and(|&c| is_ident(c) || c == b'%') {
+            return self.word(false); // `10MB`, `50%`
+        }
+        if !src[start..run_end].iter().any(u8::is_ascii_digit) {
+            // `"a": -` (cut off after the sign), `[+]`: no digits, so no number was written.
+            self.repairs.push(Repair {
+                kind: RepairKind::MissingValue,
+                position: start,
+            });
+            self.out.extend_from_slice(b"null");
+            self.pos = run_end;
+            return Ok(());
         }
         self.repairs.push(Repair {
             kind: RepairKind::InvalidNumber,
@@ -210,6 +220,10 @@ fn number_runs_on(src: &[u8], i: usize) -> bool {
     match src.get(j) {
         Some(b'/') => j == run_end && src.get(j + 1).is_some_and(u8::is_ascii_digit),
         Some(&c) if c.is_ascii_digit() => j > run_end && !looks_like_key(src, j),
+        // `"weight": 5 kg`: a unit after the number, not a key with its comma missing.
+        Some(&c) if c.is_ascii_alphabetic() => {
+            j > run_end && !looks_like_key(src, j) && literal_at(src, j).is_none()
+        }
         _ => false,
     }
 }

@@ -630,7 +630,7 @@ fn every_kind_has_its_own_one_line_description() {
         );
         assert!(seen.insert(text), "{kind:?} shares its description");
     }
-    assert_eq!(RepairKind::ALL.len(), 33);
+    assert_eq!(RepairKind::ALL.len(), 34);
     assert_eq!(RepairKind::ALL[0], RepairKind::TrailingComma);
     assert_eq!(RepairKind::InvalidUtf8.as_str(), "invalid_utf8");
 }
@@ -651,12 +651,15 @@ mod hostile {
             "comments after a comma" => ("['", ",\n//'", "\nx y]"),
             "empty brace pairs" => ("{\"a\":1, ", "{} ", "}"),
             "spaced brace pairs" => ("{\"a\":1, ", "{ } ", "}"),
+            // Each string looks like JSON written into it, whose end is never found.
+            "json in strings, open" => ("[", "\"{\"a\": 1, ", "]"),
+            "json in strings, cut short" => ("[", "\"{\"}x ", "]"),
             _ => unreachable!("{name}"),
         };
         format!("{head}{}{tail}", unit.repeat(units))
     }
 
-    const FAMILIES: [&str; 7] = [
+    const FAMILIES: [&str; 9] = [
         "line comments, double quotes",
         "line comments, single quotes",
         "block comments",
@@ -664,6 +667,8 @@ mod hostile {
         "comments after a comma",
         "empty brace pairs",
         "spaced brace pairs",
+        "json in strings, open",
+        "json in strings, cut short",
     ];
 
     #[test]
@@ -773,5 +778,66 @@ mod hostile {
             assert_eq!(err.code(), ErrorCode::TooDeepOrTimeout, "{name}");
             assert!(err.to_string().contains("timeout"), "{name}: {err}");
         }
+    }
+}
+
+#[test]
+fn python_containers_backticks_spaces_units_and_keys_after_an_open_array() {
+    let cases = [
+        ("{'a': (1, 2)}", r#"{"a": [1, 2]}"#, "python_container"),
+        ("{'a': {1, 2}}", r#"{"a": [1, 2]}"#, "python_container"),
+        (r#"{"a": (1,)}"#, r#"{"a": [1]}"#, "python_container"),
+        ("{`a`: `b`}", r#"{"a": "b"}"#, "special_quotes"),
+        (r#"{"a": NULL}"#, r#"{"a": null}"#, "python_literal"),
+        (
+            "{\u{a0}\"a\":\u{2002}1}",
+            r#"{"a":1}"#,
+            "unexpected_character",
+        ),
+        (r#"{"w": 5 kg}"#, r#"{"w": "5 kg"}"#, "unquoted_string"),
+        (
+            r#"{"a": [1, 2 "b": 3}"#,
+            r#"{"a": [1, 2 ],"b": 3}"#,
+            "missing_closing_bracket",
+        ),
+        (
+            r#"{"j": "{"s": "m", "n": 2}"}"#,
+            r#"{"j": "{\"s\": \"m\", \"n\": 2}"}"#,
+            "unescaped_quotes",
+        ),
+        (
+            r#"{"a": "b", "c"#,
+            r#"{"a": "b", "c":null}"#,
+            "truncated_string",
+        ),
+    ];
+    for (input, want, kind) in cases {
+        let (got, kinds) = fix(input);
+        assert_eq!(got, want, "{input}");
+        assert!(kinds.contains(&kind), "{input}: {kinds:?}");
+    }
+    // Valid JSON through the repair engine itself (not only the strict check) comes out as it
+    // went in, where a string's text starts like JSON.
+    for valid in [
+        r#"{"a": "{", "b": "}"}"#,
+        r#"["[", "]"]"#,
+        r#"{"a": "{\"x\": 1}", "b": "}"}"#,
+    ] {
+        let limits = Limits::default();
+        let mut engine = Engine::<false>::new(valid.as_bytes(), &limits, limits.deadline());
+        engine.run().unwrap();
+        assert_eq!(std::str::from_utf8(&engine.out).unwrap(), valid);
+        assert!(engine.repairs.is_empty(), "{valid}");
+    }
+    // Readings that stay: prose in parentheses, numeric keys, a valid "{" value, arrays of
+    // strings with a missing comma.
+    for (input, want) in [
+        (r#"{"a": (see below)}"#, r#"{"a": "(see below)"}"#),
+        (r#"{1: "a"}"#, r#"{"1": "a"}"#),
+        (r#"{"a": "{", "b": tru"#, r#"{"a": "{", "b": true}"#),
+        (r#"{"a": ["x" "y"]}"#, r#"{"a": ["x" ,"y"]}"#),
+        (r#"{"a": 1 b: 2}"#, r#"{"a": 1 ,"b": 2}"#),
+    ] {
+        assert_eq!(fixed(input), want, "{input}");
     }
 }
