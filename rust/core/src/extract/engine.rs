@@ -209,6 +209,9 @@ pub(super) struct Engine {
     /// A run of backticks that reached the end of the text: where it starts, and how long it
     /// was then (a run that arrives a backtick at a time is measured once).
     run: (usize, usize),
+    /// The byte before the first one the reader keeps, with its position (the reader drops
+    /// the text before `needed_from`, and the rule for `>>>` looks one byte back).
+    before_kept: (usize, u8),
 }
 
 impl Engine {
@@ -225,6 +228,16 @@ impl Engine {
             quoted: 0,
             steps: 0,
             run: (usize::MAX, 0),
+            before_kept: (usize::MAX, 0),
+        }
+    }
+
+    /// The byte before `at`, where it is still known (None at the start of the text).
+    fn byte_before(&self, cx: &Cx, at: usize) -> Option<u8> {
+        if at > cx.base {
+            cx.byte(at - 1)
+        } else {
+            (at > 0 && self.before_kept.0 == at).then_some(self.before_kept.1)
         }
     }
 
@@ -275,6 +288,12 @@ impl Engine {
             };
             if !more {
                 break;
+            }
+        }
+        let keep = self.needed_from();
+        if keep > cx.base && keep <= cx.end() {
+            if let Some(b) = cx.byte(keep - 1) {
+                self.before_kept = (keep, b);
             }
         }
         if at_end && self.pos == cx.end() {
@@ -520,7 +539,25 @@ impl Engine {
         let start = from.max(self.markers.clear_to);
         let t = formats::table();
         let hay = &cx.b[start - cx.base..];
-        if let Some(m) = t.markers.find(hay) {
+        // `>>>` right after a word or a tag's end (`</b>>>x`) is no call marker: skipped, and
+        // the search goes on past it.
+        let arrow_here = |at: usize| {
+            !formats::ends_a_word_or_tag(if at > start {
+                cx.byte(at - 1)
+            } else {
+                self.byte_before(cx, at)
+            })
+        };
+        let mut found_at = t.markers.find(hay);
+        while let Some(m) = found_at {
+            if !hay[m.start()..].starts_with(b">>>") || arrow_here(start + m.start()) {
+                break;
+            }
+            found_at = t
+                .markers
+                .find(aho_corasick::Input::new(hay).span(m.start() + 1..hay.len()));
+        }
+        if let Some(m) = found_at {
             // A longer marker may still be arriving where this one matched (`>>>all\n`
             // after `>>>`): wait for the text that settles it.
             if !cx.at_end && formats::longer_marker_may_follow(&hay[m.start()..]) {
@@ -540,7 +577,7 @@ impl Engine {
         let held = if cx.at_end {
             0
         } else {
-            formats::marker_prefix_len(hay)
+            formats::marker_prefix_len(hay, self.byte_before(cx, start))
         };
         self.markers.clear_to = cx.end() - held;
         (None, self.markers.clear_to)

@@ -406,15 +406,34 @@ pub(super) fn prefix_len(text: &[u8], pattern: &[u8]) -> usize {
         .unwrap_or(0)
 }
 
-fn prefix_of_any(text: &[u8], first: &[bool; 256], patterns: &[&[u8]]) -> usize {
+/// Whether `b` (the byte before a `>`) ends a word or a tag (`</b>`, `<br/>`, `-->`,
+/// `href="x">`): then a `>>>` there is no Functionary call marker, and a lone `>` is not held
+/// back for one. None: the start of the text.
+pub(super) fn ends_a_word_or_tag(b: Option<u8>) -> bool {
+    b.is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'"' | b'\'' | b'/' | b'-' | b'_'))
+}
+
+/// `before`: the byte before `text`, where known.
+fn prefix_of_any(
+    text: &[u8],
+    before: Option<u8>,
+    first: &[bool; 256],
+    patterns: &[&[u8]],
+) -> usize {
     (1..table().longest_marker.min(text.len() + 1))
         .rev()
         .find(|&n| {
             let tail = &text[text.len() - n..];
-            // A lone `>` ends every tag in prose, so it is not held for `>>>` (which arrives
-            // as one token in Functionary's vocabulary).
+            // A lone `>` after a word or a tag's end is not held for `>>>`, which cannot start
+            // there (see `ends_a_word_or_tag`).
+            let lone_tag_end = tail == b">"
+                && ends_a_word_or_tag(if text.len() >= 2 {
+                    Some(text[text.len() - 2])
+                } else {
+                    before
+                });
             // Most ends start with no marker's first byte: one table lookup settles them.
-            tail != b">"
+            !lone_tag_end
                 && first[usize::from(tail[0])]
                 && patterns.iter().any(|p| p.len() > n && p.starts_with(tail))
         })
@@ -432,15 +451,15 @@ pub(super) fn longer_marker_may_follow(text: &[u8]) -> bool {
 }
 
 /// The longest end of `text` that may be the start of a marker.
-pub(super) fn marker_prefix_len(text: &[u8]) -> usize {
+pub(super) fn marker_prefix_len(text: &[u8], before: Option<u8>) -> usize {
     let t = table();
-    prefix_of_any(text, &t.first_marker_byte, &t.marker_patterns)
+    prefix_of_any(text, before, &t.first_marker_byte, &t.marker_patterns)
 }
 
 /// The longest end of `text` that may be the start of a call's marker (fences included).
 pub(super) fn call_prefix_len(text: &[u8]) -> usize {
     let t = table();
-    prefix_of_any(text, &t.first_call_byte, &t.call_patterns)
+    prefix_of_any(text, None, &t.first_call_byte, &t.call_patterns)
 }
 
 /// Reads a call block: `text` runs from the marker to the block's end and starts at byte `at`

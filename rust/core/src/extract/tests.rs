@@ -1057,3 +1057,23 @@ fn minimax_glm_functionary_and_builtin_calls_agree_however_split() {
         assert_eq!(untimed(prose).quoted, 0, "{prose}");
     }
 }
+
+#[test]
+fn an_arrow_after_a_word_or_a_tag_end_is_no_marker_however_split() {
+    // After a brace or a full stop, `>>>NAME` is a call; after a word or a tag's end it is
+    // text. Read whole and streamed in every split, the same.
+    for (content, calls) in [
+        ("Done.>>>g\n{}", 1),
+        ("{\"a\": 1}>>>g\n{}", 1),
+        ("word>>>g\n{}", 0),
+        ("<b>x</b>>>g\n{}", 0),
+    ] {
+        let whole = named_calls(content);
+        assert_eq!(whole.len(), calls, "{content}");
+        for step in 1..=6 {
+            let (streamed, _) = streamed_in(content, step, 1 << 20);
+            let streamed: Vec<_> = streamed.into_iter().map(|(n, a, _)| (n, a)).collect();
+            assert_eq!(streamed, whole, "{content} in {step}-byte pieces");
+        }
+    }
+}
