@@ -163,6 +163,13 @@ pub(crate) fn literal_at(src: &[u8], i: usize) -> Option<Literal> {
         (b"Infinity", Literal::JsNull),
     ];
     let rest = &src[i.min(src.len())..];
+    // Most bytes start no literal: one test settles them before any word is compared.
+    if !matches!(
+        rest.first(),
+        Some(b't' | b'f' | b'n' | b'T' | b'F' | b'N' | b'u' | b'I')
+    ) {
+        return None;
+    }
     WORDS.iter().find_map(|&(word, lit)| {
         let ends_word = rest.get(word.len()).is_none_or(|&b| !is_ident(b));
         (rest.starts_with(word) && ends_word).then_some(lit)

@@ -351,6 +351,20 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         Ok(())
     }
 
+    /// A Unicode space at `self.pos` (between tokens): dropped. Out of line, since text
+    /// between tokens is almost always ASCII.
+    #[cold]
+    #[inline(never)]
+    fn unicode_space(&mut self) -> Result<bool, Error> {
+        let Some(n) = scan::unicode_space_len(self.src, self.pos) else {
+            return Ok(false);
+        };
+        self.fault(RepairKind::UnexpectedCharacter, self.pos, "a JSON value")?;
+        self.tick()?;
+        self.pos += n;
+        Ok(true)
+    }
+
     /// Whitespace (copied) and comments (strict: a fault; repair: dropped).
     #[inline]
     pub(super) fn skip_ws(&mut self) -> Result<(), Error> {
@@ -361,14 +375,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.out.extend_from_slice(&self.src[start..self.pos]);
             }
             let rest = &self.src[self.pos..];
-            if let Some(n) = rest
-                .first()
-                .filter(|&&b| b >= 0xC2)
-                .and_then(|_| scan::unicode_space_len(self.src, self.pos))
-            {
-                self.fault(RepairKind::UnexpectedCharacter, self.pos, "a JSON value")?;
-                self.tick()?;
-                self.pos += n;
+            if !STRICT && rest.first().is_some_and(|&b| b >= 0xC2) && self.unicode_space()? {
                 continue;
             }
             let end = if rest.starts_with(b"//") || rest.starts_with(b"#") {

@@ -42,13 +42,6 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 }
                 return Ok(());
             }
-            if !STRICT && matches!(b, b')' | b'}') && self.awaits_python_closer(b, expect) {
-                expect = self.close_python_array(expect)?;
-                if expect == Expect::Done {
-                    return Ok(());
-                }
-                continue;
-            }
             expect = match expect {
                 Expect::RootValue
                 | Expect::MemberValue
@@ -123,14 +116,18 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     }
 
     /// Whether `b` closes the innermost array, written for a tuple or set, where `expect` is.
+    #[inline(always)]
     fn awaits_python_closer(&self, b: u8, expect: Expect) -> bool {
-        matches!(
-            expect,
-            Expect::FirstElement | Expect::NextElement | Expect::AfterValue
-        ) && self
-            .python_arrays
-            .last()
-            .is_some_and(|&(at, closer)| closer == b && at + 1 == self.stack.len())
+        !STRICT
+            && !self.python_arrays.is_empty()
+            && matches!(
+                expect,
+                Expect::FirstElement | Expect::NextElement | Expect::AfterValue
+            )
+            && self
+                .python_arrays
+                .last()
+                .is_some_and(|&(at, closer)| closer == b && at + 1 == self.stack.len())
     }
 
     fn close_python_array(&mut self, expect: Expect) -> Result<Expect, Error> {
@@ -208,7 +205,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     fn on_value(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
         let at = self.pos;
         match b {
-            b'{' if !STRICT && self.set_at(at) => self.open_python_array(b'}'),
+            b')' | b'}' if self.awaits_python_closer(b, expect) => self.close_python_array(expect),
+            b'{' if !STRICT && self.src.get(at + 1) != Some(&b'"') && self.set_at(at) => {
+                self.open_python_array(b'}')
+            }
             b'(' if !STRICT && self.tuple_at(at) => self.open_python_array(b')'),
             b'{' => {
                 self.open(Frame::Object)?;
@@ -395,6 +395,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let at = self.pos;
         let in_array = self.stack.last() == Some(&Frame::Array);
         match b {
+            b')' | b'}' if self.awaits_python_closer(b, Expect::AfterValue) => {
+                self.close_python_array(Expect::AfterValue)
+            }
             b',' => {
                 self.last_comma = (self.out.len(), at);
                 self.emit_byte(b',');
@@ -428,10 +431,11 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     || is_ident(b)
                     || b == b'.'
                     || b == b'+';
-                let parent = self.stack.len().checked_sub(2).map(|i| self.stack[i]);
+                let parent = || self.stack.len().checked_sub(2).map(|i| self.stack[i]);
                 if !STRICT
                     && in_array
-                    && matches!(parent, Some(Frame::Object | Frame::Brace))
+                    && matches!(b, b'"' | b'\'')
+                    && matches!(parent(), Some(Frame::Object | Frame::Brace))
                     && surely_quoted_key(self.src, at)
                 {
                     // `{"a": [1, 2 "b": 3}`: a key where an element would be; the array was

@@ -134,6 +134,7 @@ pub(super) fn surely_quoted_key(src: &[u8], i: usize) -> bool {
 
 /// Whether the input ends within a key opened at `i` (`{"a": "b", "c`): a quote, and no
 /// other quote or line break before the end, which is within `LOOKAHEAD` bytes.
+#[inline(never)]
 fn cut_key_at(src: &[u8], i: usize) -> bool {
     matches!(src.get(i), Some(&q @ (b'"' | b'\'')) if src.len() - i <= LOOKAHEAD
         && !src[i + 1..].iter().any(|&b| b == q || b == b'\n'))
@@ -376,6 +377,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     /// Whether a quote inside a value string, with `after` the byte past it, ends the string.
     /// Valid JSON always ends here, so the strict path never needs this; for broken input the
     /// bytes after the quote must look like what may follow a value in this container.
+    #[inline(always)]
     pub(super) fn quote_closes(&self, after: usize, close: u8) -> bool {
         let src = self.src;
         let i = self.skip_ws_and_comments(after);
@@ -384,13 +386,8 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             // `{"a": "x"` and then a fence or a closing line: the braces were forgotten.
             return true;
         }
-        let tuple_open = || {
-            self.python_arrays
-                .last()
-                .is_some_and(|&(at, closer)| closer == b')' && at + 1 == self.stack.len())
-        };
         if c == b'+' && self.concatenation_at(i)
-            || c == b')' && (self.open_calls > 0 || tuple_open())
+            || c == b')' && (self.open_calls > 0 || self.tuple_awaits_paren())
         {
             return true;
         }
@@ -405,6 +402,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
 
     /// The bytes after a quote (from `i`, holding `c`; `stuck` when nothing is between them)
     /// look like what may follow a value here.
+    #[inline(always)]
     fn quote_looks_closed(&self, i: usize, c: u8, stuck: bool) -> bool {
         let src = self.src;
         // A closer right after the quote ends the string only if what follows the closer may
@@ -445,6 +443,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     /// `"b" comment],`). An inner quote (`"He said "hi, Bob" and left"`) reaches the next
     /// quote first. The scan stops at the next quote, where the string loop goes on, so each
     /// byte is looked at a bounded number of times.
+    #[inline(always)]
     fn structure_before_next_quote(&self, after: usize, close: u8) -> bool {
         let src = self.src;
         let in_object = matches!(self.stack.last(), Some(Frame::Object | Frame::Brace));
@@ -509,6 +508,14 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         looks_like_key(src, quote).then_some(comma)
     }
 
+    /// The innermost container is an array written for a tuple, which `)` closes.
+    #[inline(never)]
+    fn tuple_awaits_paren(&self) -> bool {
+        self.python_arrays
+            .last()
+            .is_some_and(|&(at, closer)| closer == b')' && at + 1 == self.stack.len())
+    }
+
     /// A value string whose text is JSON with its quotes left unescaped
     /// (`"{"style": "modern", "size": 2}"`), its content starting at `start`: the position of
     /// the quote that ends it, found as the quote right after the bracket that balances the
@@ -519,6 +526,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     /// Linear: a scan that finds the end reads bytes the string loop consumes next; one that
     /// does not records how far it read, and no later scan starts before that point, so failed
     /// scans read each byte once.
+    #[inline(never)]
     pub(super) fn json_in_string_end(&self, start: usize) -> Option<usize> {
         let src = self.src;
         let first_quote = skip_ws(src, start + 1);

@@ -23,9 +23,15 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         self.pos += delim.open.len();
         // JSON written into the string with its quotes unescaped: every quote before its end is
         // the text's own.
-        let json_end = (!STRICT && !is_key && delim.close == b"\"")
-            .then(|| self.json_in_string_end(content_start))
-            .flatten();
+        let json_end = if !STRICT
+            && !is_key
+            && matches!(src.get(content_start), Some(b'{' | b'['))
+            && delim.close[0] == b'"'
+        {
+            self.json_in_string_end(content_start)
+        } else {
+            None
+        };
         loop {
             let run = self.pos;
             let i = delim.stops.find(src, run);
