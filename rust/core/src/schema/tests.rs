@@ -777,3 +777,18 @@ fn integers_beyond_64_bits_are_compared_exactly() {
     // Big integers elsewhere (a string of digits, a nested array) change nothing.
     assert!(errors(&r, "t", r#"{"e": "x", "z": "184467440737095516170"}"#).len() == 1);
 }
+
+#[test]
+fn a_value_is_rendered_only_as_far_as_it_is_shown() {
+    use super::report::{clip, render};
+    let long = "é€😀x".repeat(200);
+    for v in [
+        serde_json::json!({"content": long, "mode": "x"}),
+        serde_json::json!([long.clone()]),
+        serde_json::json!("short"),
+        serde_json::json!({"a": 1}),
+        serde_json::json!("\u{1}\"quoted\"".repeat(100)),
+    ] {
+        assert_eq!(render(&v), clip(&v.to_string()));
+    }
+}
