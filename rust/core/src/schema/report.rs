@@ -95,7 +95,14 @@ pub fn violations<'a>(
             break;
         }
     }
-    let order = document_order(instance);
+    let wanted: std::collections::HashSet<&str> = found
+        .iter()
+        .flat_map(|(_, v, _)| {
+            let parent = v.path.rsplit_once('/').map_or("", |(p, _)| p);
+            [v.path.as_str(), parent]
+        })
+        .collect();
+    let order = document_order(instance, &wanted);
     let rank = |path: &str| -> (usize, usize) {
         if let Some(&(i, _)) = order.get(path) {
             return (i, 0);
@@ -118,46 +125,61 @@ pub fn violations<'a>(
     out
 }
 
-/// For every location in the instance: its pre-order index (objects in document order) and
-/// the last index inside it.
-fn document_order(instance: &Value) -> std::collections::HashMap<String, (usize, usize)> {
+/// For each of the `wanted` locations in the instance: its pre-order index (objects in document
+/// order) and the last index inside it. One walk, and only the wanted paths are kept, so the cost
+/// does not grow with the paths of a large instance that has a few errors.
+fn document_order(
+    instance: &Value,
+    wanted: &std::collections::HashSet<&str>,
+) -> std::collections::HashMap<String, (usize, usize)> {
+    enum Step<'v> {
+        Enter(&'v Value, usize),
+        /// Leaving the location whose path is `path[..len]` and whose index is `index`.
+        Leave(usize, usize),
+    }
     let mut order = std::collections::HashMap::new();
-    let mut work = vec![(instance, String::new())];
-    while let Some((v, path)) = work.pop() {
-        let index = order.len();
-        let size = subtree_size(v);
-        order.insert(path.clone(), (index, index + size - 1));
-        match v {
-            Value::Object(m) => work.extend(
-                m.iter()
-                    .rev()
-                    .map(|(k, c)| (c, format!("{path}/{}", escape_pointer(k)))),
-            ),
-            Value::Array(a) => work.extend(
-                a.iter()
-                    .enumerate()
-                    .rev()
-                    .map(|(i, c)| (c, format!("{path}/{i}"))),
-            ),
-            _ => {}
+    let mut path = String::new();
+    let mut next = 0usize;
+    let mut work = vec![Step::Enter(instance, 0)];
+    // The key of each location waiting to be entered, popped as it is (both are stacks).
+    let mut keys: Vec<String> = Vec::new();
+    while let Some(step) = work.pop() {
+        match step {
+            Step::Enter(v, len) => {
+                path.truncate(len);
+                if let Some(key) = keys.pop() {
+                    path.push('/');
+                    path.push_str(&key);
+                }
+                let index = next;
+                next += 1;
+                work.push(Step::Leave(path.len(), index));
+                let here = path.len();
+                match v {
+                    Value::Object(m) => {
+                        for (k, c) in m.iter().rev() {
+                            keys.push(escape_pointer(k));
+                            work.push(Step::Enter(c, here));
+                        }
+                    }
+                    Value::Array(a) => {
+                        for (i, c) in a.iter().enumerate().rev() {
+                            keys.push(i.to_string());
+                            work.push(Step::Enter(c, here));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Step::Leave(len, index) => {
+                path.truncate(len);
+                if wanted.contains(path.as_str()) {
+                    order.insert(path.clone(), (index, next - 1));
+                }
+            }
         }
     }
     order
-}
-
-/// Locations in a value, itself included (iterative: the depth is bounded, but by the caller).
-fn subtree_size(v: &Value) -> usize {
-    let mut n = 0;
-    let mut work = vec![v];
-    while let Some(v) = work.pop() {
-        n += 1;
-        match v {
-            Value::Object(m) => work.extend(m.values()),
-            Value::Array(a) => work.extend(a.iter()),
-            _ => {}
-        }
-    }
-    n
 }
 
 fn map_error(
