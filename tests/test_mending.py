@@ -128,6 +128,18 @@ def test_untyped_parameter_text_takes_the_schema_s_type() -> None:
     assert untyped.arguments["title"] == 42
 
 
+def test_bare_words_of_pythonic_calls_take_the_schema_s_type() -> None:
+    reg = toolmend.ToolRegistry()
+    reg.register("set_title", {"type": "object", "properties": {"title": {"type": "string"}, "on": {"type": "boolean"}}})
+    (call,) = toolmend.parse_response({"message": {"content": "[set_title(title=true, on=true)]"}}, reg).calls
+    assert call.arguments == {"title": "true", "on": True}
+    # Python's own literals keep their type: 42 for a string is an error, not a string.
+    assert [e.code for e in toolmend.parse_response({"message": {"content": "[set_title(title=42)]"}}, reg).errors] == ["TSR-004"]
+    # Without a registry a bare word is read as what it spells.
+    (untyped,) = toolmend.parse_response({"message": {"content": "[set_title(title=true)]"}}).calls
+    assert untyped.arguments == {"title": True}
+
+
 def test_valid_json_is_never_coerced() -> None:
     reg = toolmend.ToolRegistry()
     reg.register("f", {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})

@@ -292,7 +292,11 @@ fn is_schema(v: &Value) -> bool {
 
 /// `k=v, k2=[1, 2]` (Python keyword arguments) as a JSON object text: keys quoted, values kept
 /// as written for the repair pass (it reads single quotes and True/False/None).
-pub(super) fn python_kwargs_as_json(kwargs: &str) -> String {
+/// Keyword arguments as the text of a JSON object (values as written, for the repair pass to
+/// read), and the bare words among the values (`title=true`, `city=Paris`): text with no type
+/// of its own, which the tool's schema may take as a string (see `FoundCall::untyped`).
+pub(super) fn python_kwargs_as_json(kwargs: &str) -> (String, Vec<(String, String)>) {
+    let mut untyped = Vec::new();
     let mut out = String::with_capacity(kwargs.len() + 8);
     out.push('{');
     let mut first = true;
@@ -311,12 +315,23 @@ pub(super) fn python_kwargs_as_json(kwargs: &str) -> String {
             out.push_str(", ");
         }
         first = false;
-        out.push_str(&Value::String(part[..eq].trim().to_string()).to_string());
+        let key = part[..eq].trim();
+        let value = part[eq + 1..].trim();
+        out.push_str(&Value::String(key.to_string()).to_string());
         out.push_str(": ");
-        out.push_str(part[eq + 1..].trim());
+        out.push_str(value);
+        // Python's own literals have a type; a bare word (`true`, `Paris`) does not.
+        let bare = value
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            && !matches!(value, "True" | "False" | "None");
+        if bare {
+            untyped.push((key.to_string(), value.to_string()));
+        }
     }
     out.push('}');
-    out
+    (out, untyped)
 }
 
 /// Splits at `sep` where it stands outside brackets and quotes.
@@ -380,16 +395,17 @@ pub(super) fn pythonic_calls(
         let args = part[open + 1..]
             .strip_suffix(')')
             .unwrap_or(&part[open + 1..]);
+        let (arguments, untyped) = python_kwargs_as_json(args);
         calls.push(FoundCall {
             name: Some(name.to_string()),
-            arguments: Some(python_kwargs_as_json(args)),
+            arguments: Some(arguments),
             id: None,
             position: start,
             format,
             repairs: Vec::new(),
             error: None,
             cut: false,
-            untyped: Vec::new(),
+            untyped,
         });
     }
     calls
