@@ -211,7 +211,6 @@ fn map_error(
             consequence,
         ));
     };
-    let shown = Some(render(instance));
     match e.kind() {
         K::Required { property } => {
             let name = property.as_str().unwrap_or_default();
@@ -318,7 +317,8 @@ fn map_error(
                 ErrorCode::ConstraintViolation,
                 message,
                 expected,
-                shown,
+                // Rendered only here: the other kinds' instance is often a whole object.
+                Some(render(instance)),
                 suggestion,
                 false,
             );
@@ -805,6 +805,13 @@ pub fn closest<'c>(name: &str, candidates: &'c [Candidate]) -> Option<&'c str> {
     best.map(|(_, n)| n)
 }
 
+/// A name as near-miss matching compares it: lower case, without `_` and `-`.
+fn folded(s: &str) -> impl Iterator<Item = char> + '_ {
+    s.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+}
+
 /// Levenshtein distance of `a` and `b` if it is at most `k`, computed in the band of cells
 /// within `k` of the diagonal.
 pub(super) fn bounded_distance(a: &[u8], b: &[u8], k: usize) -> Option<usize> {
@@ -846,13 +853,11 @@ fn near_miss(given: &str, name: &str) -> bool {
     if given == name || given.len() > 64 || name.len() > 64 {
         return false;
     }
-    let folded = |s: &str| -> Vec<char> {
-        s.chars()
-            .filter(|c| *c != '_' && *c != '-')
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let (a, b) = (folded(given), folded(name));
+    // Lengths further apart than the edit budget settle most pairs without allocating.
+    if folded(given).count().abs_diff(folded(name).count()) > 2 {
+        return false;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (folded(given).collect(), folded(name).collect());
     if a == b {
         return true;
     }
