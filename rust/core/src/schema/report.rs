@@ -854,7 +854,14 @@ fn near_miss(given: &str, name: &str) -> bool {
         return false;
     }
     // Lengths further apart than the edit budget settle most pairs without allocating.
-    if folded(given).count().abs_diff(folded(name).count()) > 2 {
+    let folded_len = |s: &str| {
+        if s.is_ascii() {
+            s.bytes().filter(|b| *b != b'_' && *b != b'-').count()
+        } else {
+            folded(s).count()
+        }
+    };
+    if folded_len(given).abs_diff(folded_len(name)) > 2 {
         return false;
     }
     let (a, b): (Vec<char>, Vec<char>) = (folded(given).collect(), folded(name).collect());
