@@ -293,6 +293,12 @@ pub fn escape_pointer(key: &str) -> String {
 pub fn compile<F: jsonschema::json::Json>(
     schema: &Value,
 ) -> Result<jsonschema::Validator<F>, RegistryError> {
+    refuse_cycles(schema)?;
+    build(schema)
+}
+
+/// Refuses reference cycles that never reach into the instance (see `compile`).
+fn refuse_cycles(schema: &Value) -> Result<(), RegistryError> {
     // Cycles through anchors or dependentSchemas are found on the graph of the schema.
     let through_anchors = || {
         let graph = super::graph::Graph::new(schema);
@@ -311,6 +317,14 @@ pub fn compile<F: jsonschema::json::Json>(
             path: Some(at),
         });
     }
+    Ok(())
+}
+
+/// Compiles a schema whose cycles were refused already (a registered tool's, for another
+/// representation of the instance): the graph walk is not repeated.
+pub fn build<F: jsonschema::json::Json>(
+    schema: &Value,
+) -> Result<jsonschema::Validator<F>, RegistryError> {
     jsonschema::options_for::<F>()
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)

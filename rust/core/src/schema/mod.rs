@@ -27,11 +27,13 @@ pub use report::Violation;
 
 /// Compiles `schema` with the registry's options (draft 2020-12, formats asserted, linear-time
 /// patterns) for instances held in the representation `F`: bindings validate their own
-/// values in place (Python objects, say) with the same rules as the serde validator.
+/// values in place (Python objects, say) with the same rules as the serde validator. For a
+/// registered tool's compiled schema (see [`Tool::companion`]), whose cycles were refused.
 pub fn compile_for<F: jsonschema::json::Json>(
     schema: &Value,
 ) -> Result<jsonschema::Validator<F>, RegistryError> {
-    check::compile::<F>(schema)
+    // The schema is a registered tool's, whose reference cycles were refused at registration.
+    check::build::<F>(schema)
 }
 
 /// Most violations reported for one call; a model fixes the first few before it needs the rest.
