@@ -14,7 +14,7 @@ use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{class_repr, input_bytes, py_value, python_objects};
 use crate::exceptions::parse_error;
-use crate::live_view::{catch_up, read_whole, whole_view, LiveView};
+use crate::live_view::{PyBuilder, PyViews};
 use crate::pipeline::PyHost;
 use crate::registry::PyToolRegistry;
 use crate::response::{into_classes, ParseResult};
@@ -185,7 +185,7 @@ pub struct ToolCallAccumulator {
     limits: Limits,
     registry: Option<Py<PyToolRegistry>>,
     /// partial()'s live views, by the core's call slot.
-    views: Vec<LiveView>,
+    views: PyViews,
     /// Calls cut off are taken, marked `truncated` (else refused with TLP-010).
     allow_truncated: bool,
 }
@@ -206,7 +206,7 @@ impl ToolCallAccumulator {
             reader: StreamReader::new(limits),
             limits,
             registry,
-            views: Vec::new(),
+            views: PyViews::default(),
             allow_truncated,
         })
     }
@@ -295,7 +295,7 @@ impl ToolCallAccumulator {
         let assembled = self
             .reader
             .calls_mut()
-            .take_completed_with(|slot, text| read_whole(views, slot, text));
+            .take_completed_with(|slot, text| views.holds_whole(slot, text));
         self.check(py, assembled)
     }
 
@@ -312,7 +312,7 @@ impl ToolCallAccumulator {
         let assembled = self
             .reader
             .calls_mut()
-            .finish_with(|slot, text| read_whole(views, slot, text));
+            .finish_with(|slot, text| views.holds_whole(slot, text));
         self.check(py, assembled)
     }
 
@@ -330,9 +330,11 @@ impl ToolCallAccumulator {
         let Some(slot) = self.reader.calls().slot_of(index) else {
             return Ok(None);
         };
-        let view = catch_up(py, &mut self.views, self.reader.calls(), slot);
+        let view = self
+            .views
+            .catch_up(&mut PyBuilder(py), self.reader.calls(), slot);
         if view.is_live() {
-            return view.value(py);
+            return Ok(view.value(&mut PyBuilder(py))?.map(|v| v.into_bound(py)));
         }
         let text = self.reader.calls().arguments(slot).unwrap_or_default();
         // Not strict JSON (single quotes, say): what the repair pass makes of the whole text.
@@ -358,7 +360,7 @@ impl ToolCallAccumulator {
 /// path the text ended in, from the live view caught up with it.
 fn stream_event(
     py: Python<'_>,
-    views: &mut Vec<LiveView>,
+    views: &mut PyViews,
     calls: &Accumulator,
     event: Event,
 ) -> StreamEvent {
@@ -372,7 +374,10 @@ fn stream_event(
     };
     let (index, id) = calls.call_key(slot);
     let path = match kind {
-        EventKind::Arguments => catch_up(py, views, calls, slot).path(py),
+        EventKind::Arguments => {
+            let mut builder = PyBuilder(py);
+            views.catch_up(&mut builder, calls, slot).path(&builder)
+        }
         _ => None,
     };
     StreamEvent {
@@ -400,7 +405,9 @@ impl ToolCallAccumulator {
             Pipeline::new(&host, self.limits, true).allow_truncated(self.allow_truncated);
         pipeline.set_cut_by_length(self.reader.cut_by_length());
         check_stream(&mut pipeline, assembled, |call| {
-            whole_view(py, &self.views, call).map(Obj)
+            self.views
+                .whole_object(&PyBuilder(py), call)
+                .map(|v| Obj(v.into_bound(py)))
         })?;
         ParseResult::from_pipeline(py, pipeline, String::new())
     }

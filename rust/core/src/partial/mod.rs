@@ -8,6 +8,9 @@
 
 use std::borrow::Cow;
 
+mod view;
+pub use view::{Builder, View, Views};
+
 /// What a piece of text completed, in order. Text is borrowed from the piece where it lies
 /// whole in it, so a steady stream allocates nothing per token.
 #[derive(Clone, Debug, PartialEq)]
