@@ -3,6 +3,7 @@
 //! The Python bindings (`rust/python`) only convert values at the boundary; everything that
 //! decides anything about JSON lives here, so `cargo test` and the fuzzers exercise it directly.
 
+pub mod batch;
 pub mod error;
 pub mod extract;
 pub mod limits;

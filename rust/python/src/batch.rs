@@ -1,78 +1,18 @@
 //! Batches: `repair_many` and `loads_many`, the repair passes spread over worker threads (pure
-//! Rust, no GIL) while this thread, holding the GIL, builds each result as soon as it is ready.
-//! Results are the same as a loop of `repair` / `loads`.
+//! Rust, no GIL; toolmend_core::batch) while this thread, holding the GIL, builds each result as
+//! soon as it is ready. Results are the same as a loop of `repair` / `loads`.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use toolmend_core::batch::overlapped;
 use toolmend_core::{Error, Limits};
 
 use crate::convert::{
     bounded_input, build_loaded, fast_load, load_error, loads_limits, mend_for_loads,
     repair_result, LoadError, RepairResult,
 };
-
-/// Texts handed to a thread at a time: small enough to balance uneven texts, large enough that
-/// taking work costs nothing next to repairing it.
-const TAKE: usize = 16;
-
-/// How many worker threads for `items`: `threads`, or every core; never more than there are
-/// batches of work.
-fn workers<T>(items: &[T], threads: Option<usize>) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    threads
-        .unwrap_or(cores)
-        .clamp(1, items.len().div_ceil(TAKE).max(1))
-}
-
-/// `work` over every item on worker threads, while this thread hands each result to `take`, in
-/// input order, as soon as it and those before it are done. The caller keeps the GIL for `take`
-/// (building Python objects), so that work overlaps the workers' instead of following it.
-fn overlapped<'a, T: Sync, R: Send>(
-    items: &'a [T],
-    threads: Option<usize>,
-    work: impl Fn(&'a T) -> R + Sync,
-    mut take: impl FnMut(R) -> PyResult<()>,
-) -> PyResult<()> {
-    let workers = workers(items, threads);
-    if workers == 1 && items.len() <= TAKE {
-        return items.iter().map(&work).try_for_each(take);
-    }
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        let (done, arrived) = std::sync::mpsc::channel::<(usize, Vec<R>)>();
-        for _ in 0..workers {
-            let done = done.clone();
-            let (next, work) = (&next, &work);
-            scope.spawn(move || loop {
-                let start = next.fetch_add(TAKE, Ordering::Relaxed);
-                if start >= items.len() {
-                    break;
-                }
-                let end = (start + TAKE).min(items.len());
-                let results = items[start..end].iter().map(work).collect();
-                if done.send((start, results)).is_err() {
-                    break; // the taker stopped on an error: nothing more is wanted
-                }
-            });
-        }
-        drop(done);
-        // Batches arrive in any order; each is handed on once those before it were.
-        let mut waiting: BTreeMap<usize, Vec<R>> = BTreeMap::new();
-        let mut expected = 0;
-        for (start, results) in arrived {
-            waiting.insert(start, results);
-            while let Some(results) = waiting.remove(&expected) {
-                expected += results.len();
-                results.into_iter().try_for_each(&mut take)?;
-            }
-        }
-        Ok(())
-    })
-}
 
 fn checked_threads(threads: Option<usize>) -> PyResult<Option<usize>> {
     match threads {
@@ -106,7 +46,7 @@ pub fn repair_many(
     };
     let mut results = Vec::with_capacity(texts.len());
     let mut texts_in_order = texts.iter();
-    overlapped(
+    overlapped::<_, _, PyErr>(
         &inputs,
         threads,
         |input| match input {
@@ -174,7 +114,7 @@ pub fn loads_many<'py>(
         });
     }
     let mut mended = to_mend.iter();
-    overlapped(
+    overlapped::<_, _, PyErr>(
         &to_mend,
         threads,
         |(_, bytes)| mend_for_loads(bytes, &limits, true),

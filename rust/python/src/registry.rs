@@ -756,38 +756,12 @@ impl Key for Obj<'_> {
     }
 }
 
-/// serde value -> Python object (for schemas handed back; arguments use jiter).
+/// serde value -> Python object (for schemas handed back): its JSON text built by jiter.
 fn value_to_py(py: Python<'_>, v: &Value) -> PyResult<Py<PyAny>> {
-    Ok(match v {
-        Value::Null => py.None(),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => i.into_pyobject(py)?.into_any().unbind(),
-            (None, Some(u)) => u.into_pyobject(py)?.into_any().unbind(),
-            _ => n
-                .as_f64()
-                .unwrap_or(f64::NAN)
-                .into_pyobject(py)?
-                .into_any()
-                .unbind(),
-        },
-        Value::String(s) => PyString::new(py, s).into_any().unbind(),
-        Value::Array(a) => PyList::new(
-            py,
-            a.iter()
-                .map(|x| value_to_py(py, x))
-                .collect::<PyResult<Vec<_>>>()?,
-        )?
-        .into_any()
-        .unbind(),
-        Value::Object(m) => {
-            let d = PyDict::new(py);
-            for (k, x) in m {
-                d.set_item(k, value_to_py(py, x)?)?;
-            }
-            d.into_any().unbind()
-        }
-    })
+    let text = serde_json::to_vec(v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    python_objects(py, &text)
+        .map(Bound::unbind)
+        .map_err(|e| PyValueError::new_err(e.description(&text)))
 }
 
 /// A registry error as the Python exception of its code.
