@@ -19,6 +19,7 @@ use pyo3::types::{
 use toolmend_core::{Error, ErrorCode, Limits, RepairKind, Repaired};
 
 use crate::exceptions::parse_error;
+use crate::record::{reduce, Record, Reduced};
 
 /// Work on inputs at least this long (bytes, or estimated bytes of a dict) runs with the GIL
 /// released; below it, releasing and re-taking the GIL costs more than the work.
@@ -188,6 +189,12 @@ impl Repair {
     }
 }
 
+impl Record for Repair {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (self.kind.as_str(), self.position).into_pyobject(py)
+    }
+}
+
 impl From<&toolmend_core::Repair> for Repair {
     fn from(r: &toolmend_core::Repair) -> Self {
         Repair {
@@ -211,14 +218,8 @@ impl Repair {
         self.kind.as_str()
     }
 
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (&'static str, usize))> {
-        let this = slf.get();
-        Ok((
-            slf.get_type().into_any(),
-            (this.kind.as_str(), this.position),
-        ))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -245,15 +246,8 @@ pub struct RepairError {
 
 #[pymethods]
 impl RepairError {
-    #[allow(clippy::type_complexity)]
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (String, String, usize, String))> {
-        let e = slf.get().clone();
-        Ok((
-            slf.get_type().into_any(),
-            (e.code, e.message, e.position, e.suggestion),
-        ))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
     }
 
     #[new]
@@ -277,6 +271,12 @@ impl RepairError {
                 ("suggestion", py_value(py, &self.suggestion)?),
             ],
         )
+    }
+}
+
+impl Record for RepairError {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (&self.code, &self.message, self.position, &self.suggestion).into_pyobject(py)
     }
 }
 

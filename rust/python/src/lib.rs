@@ -7,6 +7,7 @@ mod convert;
 mod exceptions;
 mod live_view;
 mod pipeline;
+mod record;
 mod registry;
 mod response;
 mod stream;

@@ -26,6 +26,7 @@ use crate::convert::{
     bounded_input, class_repr, detach_if_large, json_text, limits, package_class, py_value,
     python_objects, strict_objects,
 };
+use crate::record::{reduce, same_state, Record, Reduced};
 use crate::wire::Obj;
 
 static SCHEMA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -72,30 +73,8 @@ impl FieldError {
         })
     }
 
-    #[allow(clippy::type_complexity)]
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(
-        Bound<'py, PyAny>,
-        (
-            String,
-            &'static str,
-            String,
-            Option<String>,
-            Option<String>,
-            String,
-        ),
-    )> {
-        let e = slf.get();
-        let args = (
-            e.path.clone(),
-            e.code,
-            e.message.clone(),
-            e.expected.clone(),
-            e.actual.clone(),
-            e.suggestion.clone(),
-        );
-        Ok((slf.get_type().into_any(), args))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
     }
 
     /// The error as a plain dict, fit for a log line or a reflection prompt.
@@ -139,6 +118,21 @@ impl FieldError {
     }
 }
 
+impl Record for FieldError {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let e = self;
+        (
+            &e.path,
+            e.code,
+            &e.message,
+            &e.expected,
+            &e.actual,
+            &e.suggestion,
+        )
+            .into_pyobject(py)
+    }
+}
+
 impl From<Violation> for FieldError {
     fn from(v: Violation) -> Self {
         FieldError {
@@ -177,23 +171,13 @@ impl ValidationResult {
         })
     }
 
-    /// Pickles as its constructor's arguments, and comes back equal.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyAny>, (Py<PyAny>, Py<PyTuple>)) {
-        let this = slf.get();
-        let py = slf.py();
-        (
-            slf.get_type().into_any(),
-            (this.value.clone_ref(py), this.errors.clone_ref(py)),
-        )
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
     }
 
     /// Equal when the value and the errors are.
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(other) = other.cast::<ValidationResult>() else {
-            return Ok(false);
-        };
-        let other = other.get();
-        Ok(self.value.bind(py).eq(&other.value)? && self.errors.bind(py).eq(&other.errors)?)
+        same_state(self, py, other)
     }
 
     fn __bool__(&self) -> bool {
@@ -207,6 +191,12 @@ impl ValidationResult {
             self.value.bind(py).repr()?,
             self.errors.bind(py).repr()?
         ))
+    }
+}
+
+impl Record for ValidationResult {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (&self.value, &self.errors).into_pyobject(py)
     }
 }
 

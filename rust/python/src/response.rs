@@ -14,6 +14,7 @@ use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{class_repr, orjson_dumps, py_value, Repair};
 use crate::pipeline::PyHost;
+use crate::record::{reduce, same_state, Record, Reduced};
 use crate::registry::{FieldError, PyToolRegistry};
 use crate::wire::{read_reply, Obj};
 
@@ -57,6 +58,24 @@ pub struct ToolCall {
     /// format ("hermes", "mistral", "bare_json", ...). Interned: one str per format.
     #[pyo3(get)]
     source: Py<PyString>,
+}
+
+impl Record for ToolCall {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let repairs = PyList::new(py, self.log.iter().map(Repair::from))?;
+        (
+            &self.name,
+            &self.arguments,
+            &self.id,
+            self.index,
+            &self.source,
+            &self.raw,
+            repairs,
+            self.choice,
+            self.truncated,
+        )
+            .into_pyobject(py)
+    }
 }
 
 impl ToolCall {
@@ -125,29 +144,8 @@ impl ToolCall {
 
     /// Pickles as the arguments of its constructor, so it crosses processes (ProcessPoolExecutor,
     /// Celery, Ray) and comes back equal.
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        let py = slf.py();
-        let this = slf.get();
-        let repairs = PyList::new(py, this.log.iter().map(Repair::from))?;
-        let raw = this
-            .raw
-            .as_ref()
-            .map_or_else(|| py.None(), |r| r.clone_ref(py));
-        let args = (
-            this.name.clone_ref(py),
-            this.arguments.clone_ref(py),
-            this.id.clone_ref(py),
-            this.index,
-            this.source.clone_ref(py),
-            raw,
-            repairs,
-            this.choice,
-            this.truncated,
-        )
-            .into_pyobject(py)?;
-        Ok((slf.get_type().into_any(), args))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
     }
 
     /// Equal when the id, name, arguments, index and source are (arguments compared as values).
@@ -282,12 +280,7 @@ pub struct ToolCallError {
     suggestion: String,
 }
 
-impl ToolCallError {
-    pub(crate) fn index(&self) -> usize {
-        self.index
-    }
-
-    /// The constructor's arguments.
+impl Record for ToolCallError {
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         (
             self.code,
@@ -302,6 +295,12 @@ impl ToolCallError {
             self.arguments.as_ref().map(|a| a.bind(py)),
         )
             .into_pyobject(py)
+    }
+}
+
+impl ToolCallError {
+    pub(crate) fn index(&self) -> usize {
+        self.index
     }
 
     fn from_rejected(py: Python<'_>, rejected: RejectedCall<Obj<'_>>) -> PyResult<Self> {
@@ -359,18 +358,13 @@ impl ToolCallError {
     }
 
     /// Pickles as its constructor's arguments, and comes back equal.
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        Ok((slf.get_type().into_any(), slf.get().state(slf.py())?))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
     }
 
     /// Equal when every field is.
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        match other.cast::<ToolCallError>() {
-            Ok(other) => self.state(py)?.eq(other.get().state(py)?),
-            Err(_) => Ok(false),
-        }
+        same_state(self, py, other)
     }
 
     #[getter]
@@ -438,18 +432,13 @@ impl ParseResult {
     }
 
     /// Pickles as its constructor's arguments, and comes back equal.
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        Ok((slf.get_type().into_any(), slf.get().state(slf.py())?))
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
     }
 
     /// Equal when the calls, errors, text and quoted count are.
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        match other.cast::<ParseResult>() {
-            Ok(other) => self.state(py)?.eq(other.get().state(py)?),
-            Err(_) => Ok(false),
-        }
+        same_state(self, py, other)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -466,18 +455,13 @@ impl ParseResult {
     }
 }
 
-impl ParseResult {
-    /// The constructor's arguments.
+impl Record for ParseResult {
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (
-            self.calls.bind(py),
-            self.errors.bind(py),
-            &self.text,
-            self.quoted,
-        )
-            .into_pyobject(py)
+        (&self.calls, &self.errors, &self.text, self.quoted).into_pyobject(py)
     }
+}
 
+impl ParseResult {
     /// The outcome of a pipeline run: its calls and errors as result classes, and the text.
     pub(crate) fn from_pipeline(
         py: Python<'_>,

@@ -6,7 +6,7 @@
 use jiter::{PartialMode, PythonParse, StringCacheMode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use toolmend_core::pipeline::{check_stream, Candidate, Pipeline};
 use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
 use toolmend_core::wire::StreamReader;
@@ -16,6 +16,7 @@ use crate::convert::{class_repr, input_bytes, py_value, python_objects};
 use crate::exceptions::parse_error;
 use crate::live_view::{PyBuilder, PyViews};
 use crate::pipeline::PyHost;
+use crate::record::{reduce, same_state, Record, Reduced};
 use crate::registry::PyToolRegistry;
 use crate::response::{into_classes, ParseResult};
 use crate::wire::{plain, Obj, PyParser};
@@ -117,50 +118,13 @@ impl StreamEvent {
     }
 
     /// Pickles as its constructor's arguments, and comes back equal.
-    #[allow(clippy::type_complexity)]
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> (
-        Bound<'py, PyAny>,
-        (
-            &'static str,
-            usize,
-            Option<String>,
-            Option<String>,
-            Option<String>,
-            Option<&'static str>,
-            Option<String>,
-        ),
-    ) {
-        let e = slf.get();
-        (
-            slf.get_type().into_any(),
-            (
-                e.kind,
-                e.index,
-                e.id.clone(),
-                e.path.clone(),
-                e.text.clone(),
-                e.code,
-                e.message.clone(),
-            ),
-        )
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
     }
 
     /// Equal when every field is.
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<StreamEvent>().is_ok_and(|o| {
-            let o = o.get();
-            (
-                self.kind,
-                self.index,
-                &self.id,
-                &self.path,
-                &self.text,
-                self.code,
-                &self.message,
-            ) == (o.kind, o.index, &o.id, &o.path, &o.text, o.code, &o.message)
-        })
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        same_state(self, py, other)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -175,6 +139,13 @@ impl StreamEvent {
             fields.push(("code", py_value(py, code)?));
         }
         class_repr(py, "StreamEvent", fields)
+    }
+}
+
+impl Record for StreamEvent {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let e = self;
+        (e.kind, e.index, &e.id, &e.path, &e.text, e.code, &e.message).into_pyobject(py)
     }
 }
 
