@@ -167,3 +167,37 @@ def test_a_tool_with_no_side_effects_may_take_its_cut_off_calls() -> None:
         reg.register("search", {"type": "object", "properties": {"query": {"type": "string"}}})
     assert taken.value.code == "TSR-007"
     assert pickle.loads(pickle.dumps(reg.get("search"))).allow_truncated
+
+
+def test_told_the_reply_hit_the_limit_the_last_call_mended_in_any_way_is_cut() -> None:
+    # Single quotes needed mending: whole as far as the text shows, but the limit may have cut what the mending
+    # closed. Only the last call is suspect; each reader is told the finish reason at its end.
+    text = "<tool_call>{'name': 'read_file', 'arguments': {'path': 'a'}}</tool_call> <tool_call>{'name': 'read_file', 'arguments': {'path': 'b'}}"
+
+    def flushed(finish_reason: str | None) -> list[Any]:
+        parser = TextCallParser()
+        items = parser.feed(text)
+        return [i for i in items + parser.flush(finish_reason) if i != "" and not isinstance(i, str)]
+
+    assert [(type(i).__name__, i.arguments) for i in flushed(None)] == [("ToolCall", {"path": "a"}), ("ToolCall", {"path": "b"})]
+    cut = flushed("length")
+    assert [(type(i).__name__, getattr(i, "code", None)) for i in cut] == [("ToolCall", None), ("ToolCallError", "TLP-010")]
+    assert (cut[1].index, cut[1].tool_name, cut[1].arguments) == (1, "read_file", {"path": "b"})
+
+    def finished(finish_reason: str | None, **options: Any) -> Any:
+        acc = ToolCallAccumulator(**options)
+        acc.feed(ToolCallDelta(0, id="c0", name="read_file", arguments="{'path': 'a'}"))
+        acc.feed(ToolCallDelta(1, id="c1", name="read_file", arguments="{'path': 'b'}"))
+        return acc.finish(finish_reason)
+
+    assert [c.arguments for c in finished(None).calls] == [{"path": "a"}, {"path": "b"}]
+    result = finished("max_tokens")
+    assert [c.index for c in result.calls] == [0] and [(e.code, e.index) for e in result.errors] == [("TLP-010", 1)]
+    taken = finished("length", allow_truncated=True)
+    assert [(c.index, c.truncated) for c in taken.calls] == [(0, False), (1, True)] and taken.ok
+
+
+def test_at_the_limit_arguments_not_readable_at_all_are_cut_off() -> None:
+    body = openai("[[[", "stop")
+    assert [e.code for e in parse_response(body).errors] == ["TLP-004"]
+    assert [e.code for e in parse_response(openai("[[[", "length")).errors] == ["TLP-010"]

@@ -512,8 +512,11 @@ class ToolCallAccumulator:
     def completed(self) -> ParseResult:
         """The calls that are complete and not yet handed out, in index order, checked like
         parse_response's (errors for those that fail)."""
-    def finish(self) -> ParseResult:
-        """The end of the stream: whatever is left, cut-off arguments repaired, as a ParseResult."""
+    def finish(self, finish_reason: str | None = None) -> ParseResult:
+        """The end of the stream: whatever is left, cut-off arguments repaired, as a ParseResult.
+
+        ``finish_reason``: why the stream ended, when the caller read it elsewhere; "length" (the token limit)
+        cuts the last call if anything in it needed mending (the chunks fed may have said so already)."""
     def partial(self, index: int) -> Any:
         """The arguments so far (a live view, read-only: it becomes the call's arguments when whole)."""
 
@@ -535,7 +538,10 @@ class TextCallParser:
         """`formats` chooses the formats read, like parse_response's `text_calls` (None: "default")."""
     def feed(self, token: str) -> list[str | ToolCall | ToolCallError]:
         """One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order."""
-    def flush(self) -> list[str | ToolCall | ToolCallError]:
-        """The end of the text: what is held back, a block still open read as it is."""
+    def flush(self, finish_reason: str | None = None) -> list[str | ToolCall | ToolCallError]:
+        """The end of the text: what is held back, a block still open read as it is.
+
+        ``finish_reason``: why the reply ended; at the token limit ("length", "max_tokens") the last call is cut off
+        (TLP-010, or taken marked ``truncated`` where allowed) when anything in it needed mending."""
     def reset(self) -> None:
         """Forgets what is held, for a new turn."""

@@ -1,13 +1,12 @@
 """One attempt's reply made into checked calls, failures, text and events: the same checks whether the reply
 was streamed or read whole, and whichever provider sent it.
 
-Two rules apply on top of the core's checks. A reply cut off by the token limit (finish reason "length") never
-hands out a cut-off call: a call completed by the end of such a reply whose arguments needed repair, and a call
-whose arguments could not be read at all, becomes a failure with code TLP-010 (reflected with a prompt that says
-it was cut off). And with ``enable_auto_repair=False`` a call whose arguments needed repair is a
-failure, streamed or not, wherever it was written (the accumulator and the text parser always repair, and
-``parse_response(repair=False)`` still mends calls written in text, so every call that carries repairs is checked
-again here).
+A reply cut off by the token limit (finish reason "length") never hands out a cut-off call: the core's checks
+refuse it with TLP-010 (``parse_response`` reads the reason from the body, the accumulator from its chunks, and
+``finish``/``flush`` are told it). One rule applies on top of them: with ``enable_auto_repair=False`` a call whose
+arguments needed repair is a failure, streamed or not, wherever it was written (the accumulator and the text
+parser always repair, and ``parse_response(repair=False)`` still mends calls written in text, so every call that
+carries repairs is checked again here).
 """
 
 from __future__ import annotations
@@ -16,14 +15,8 @@ from typing import Any, Mapping
 
 from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator
 from toolmend.client.events import TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallFailed, ToolCallStarted
-from toolmend.client.reflection import FailedCall, cut_off
+from toolmend.client.reflection import FailedCall
 from toolmend.response import parse_response
-
-#: Repairs that mean the text ended early: a call completed by a cut-off reply with one of these was cut off.
-TRUNCATION = frozenset(
-    {"missing_closing_brace", "missing_closing_bracket", "truncated_string", "truncated_literal", "missing_value"}
-)
-
 
 class Assembly:
     """Calls, failures and text of one attempt, for a streamed reply (``text``, ``chunk``, ``end``) or a whole one
@@ -62,8 +55,6 @@ class Assembly:
             self._call(call, wire=call.source == "tool_calls")
         if result.text:
             self.text_parts.append(result.text)
-        if finish_reason == "length":
-            self._cut(self.calls, None)
 
     # ---- a streamed reply ------------------------------------------------------------------------------
 
@@ -91,16 +82,12 @@ class Assembly:
         return out + self._checked(acc.completed(), wire=True)
 
     def end(self, finish_reason: str | None) -> list[Any]:
-        """The end of the reply: text held back and calls still open, checked; cut-off calls become failures."""
+        """The end of the reply: text held back and calls still open, checked; cut-off calls are failures."""
         out: list[Any] = []
         if self._parser is not None:
-            out += [self._item(item) for item in self._parser.flush() if item != ""]
+            out += [self._item(item) for item in self._parser.flush(finish_reason) if item != ""]
         if self._acc is not None:
-            out += self._checked(self._acc.finish(), wire=True)
-        if finish_reason == "length":
-            completed = [e.call for e in out if isinstance(e, ToolCallCompleted)]
-            cut = self._cut(completed, out)
-            out = [e for e in out if not (isinstance(e, ToolCallCompleted) and id(e.call) in cut)]
+            out += self._checked(self._acc.finish(finish_reason), wire=True)
         return out
 
     def release(self) -> None:
@@ -166,19 +153,3 @@ class Assembly:
             suggestion="write the call as strict JSON",
             id=call.id,
         )
-
-    def _cut(self, completed: list[ToolCall], events: list[Any] | None) -> set[int]:
-        """Moves the cut-off calls among ``completed`` to the failures (adding their events, when streaming),
-        and marks failures whose arguments could not be read as cut off. Returns the ids of the calls moved."""
-        last = max([c.index for c in completed] + [e.index for e in self.errors], default=None)
-        cut = {id(c) for c in completed if any(r.kind in TRUNCATION for r in c.repairs) or (c.index == last and c.repairs)}
-        for call in [c for c in completed if id(c) in cut]:
-            self.calls.remove(call)
-            failure = cut_off(call)
-            self.errors.append(failure)
-            if call.source in ("tool_calls", "stream"):
-                self.failed_wire.add(call.index)
-            if events is not None:
-                events.append(ToolCallFailed(call.index, failure))
-        self.errors = [cut_off(e) if e.code == "TLP-004" else e for e in self.errors]
-        return cut

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use toolmend_core::pipeline::{check_stream, Candidate, Pipeline};
 use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
-use toolmend_core::wire::StreamReader;
+use toolmend_core::wire::{is_limit_reason, StreamReader};
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{class_repr, input_bytes, py_value, python_objects};
@@ -159,6 +159,8 @@ pub struct ToolCallAccumulator {
     views: PyViews,
     /// Calls cut off are taken, marked `truncated` (else refused with TLP-010).
     allow_truncated: bool,
+    /// The caller said the stream stopped at the token limit.
+    cut_by_length: bool,
 }
 
 #[pymethods]
@@ -179,6 +181,7 @@ impl ToolCallAccumulator {
             registry,
             views: PyViews::default(),
             allow_truncated,
+            cut_by_length: false,
         })
     }
 
@@ -271,7 +274,13 @@ impl ToolCallAccumulator {
     }
 
     /// The end of the stream: whatever is left, cut-off arguments repaired, as a ParseResult.
-    fn finish(&mut self, py: Python<'_>) -> PyResult<ParseResult> {
+    /// `finish_reason` is the reason the stream ended when the caller read it elsewhere
+    /// ("length": the token limit, which the chunks fed may already have said).
+    #[pyo3(signature = (finish_reason=None))]
+    fn finish(&mut self, py: Python<'_>, finish_reason: Option<&str>) -> PyResult<ParseResult> {
+        if finish_reason.is_some_and(is_limit_reason) {
+            self.cut_by_length = true;
+        }
         // A raw stream's last line, if it had no newline; its events are not handed out.
         let views = &mut self.views;
         let mut sink = |calls: &Accumulator, event: Event| {
@@ -374,7 +383,7 @@ impl ToolCallAccumulator {
         let host = PyHost::new(py, registry.as_deref());
         let mut pipeline =
             Pipeline::new(&host, self.limits, true).allow_truncated(self.allow_truncated);
-        pipeline.set_cut_by_length(self.reader.cut_by_length());
+        pipeline.set_cut_by_length(self.cut_by_length || self.reader.cut_by_length());
         check_stream(&mut pipeline, assembled, |call| {
             self.views
                 .whole_object(&PyBuilder(py), call)
@@ -426,13 +435,16 @@ impl TextCallParser {
     /// One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order.
     fn feed(&mut self, py: Python<'_>, token: &str) -> PyResult<Vec<Py<PyAny>>> {
         let events = self.core.feed(token);
-        self.convert(py, events)
+        self.convert(py, events, false)
     }
 
-    /// The end of the text: what is held back, a block still open read as it is.
-    fn flush(&mut self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
+    /// The end of the text: what is held back, a block still open read as it is. With the
+    /// reply's `finish_reason` at the token limit ("length"), the last call is cut off when
+    /// anything in it needed mending.
+    #[pyo3(signature = (finish_reason=None))]
+    fn flush(&mut self, py: Python<'_>, finish_reason: Option<&str>) -> PyResult<Vec<Py<PyAny>>> {
         let events = self.core.flush();
-        self.convert(py, events)
+        self.convert(py, events, finish_reason.is_some_and(is_limit_reason))
     }
 
     /// Forgets what is held, for a new turn.
@@ -447,21 +459,28 @@ impl TextCallParser {
         &mut self,
         py: Python<'_>,
         events: Vec<toolmend_core::extract::TextEvent>,
+        cut_by_length: bool,
     ) -> PyResult<Vec<Py<PyAny>>> {
         use toolmend_core::extract::TextEvent;
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
         let host = PyHost::new(py, registry.as_deref());
         let mut out = Vec::new();
-        for event in events {
+        // Only the last block can be what the limit cut.
+        let last_calls = events
+            .iter()
+            .rposition(|e| matches!(e, TextEvent::Calls(_)));
+        for (i, event) in events.into_iter().enumerate() {
             match event {
                 TextEvent::Text(text) => out.push(PyString::new(py, &text).into_any().unbind()),
                 TextEvent::Calls(found) => {
                     let mut pipeline = Pipeline::new(&host, self.limits, true)
                         .allow_truncated(self.allow_truncated);
+                    pipeline.set_cut_by_length(cut_by_length && Some(i) == last_calls);
                     for call in found {
                         pipeline.run(Candidate::found(&host, call, self.next_index))?;
                         self.next_index += 1;
                     }
+                    pipeline.settle_cut_off();
                     // In the order they were found.
                     let (calls, errors) = into_classes(py, pipeline)?;
                     let mut items: Vec<(usize, Py<PyAny>)> = Vec::new();

@@ -411,6 +411,71 @@ impl<'h, H: Host> Pipeline<'h, H> {
         Ok(())
     }
 
+    /// Settles what the token limit cut, once a choice's calls are all checked, when the reply
+    /// said it stopped there (`length`). Calls whose text ends cut off were refused already (see
+    /// `check`); besides them, the choice's last call is cut when anything in it needed
+    /// mending (the mending may have closed what the limit cut), and arguments that could not
+    /// be read at all are cut off, not unparseable. A cut call is refused with TLP-010 holding
+    /// its arguments, or taken marked `truncated` where cut calls are allowed.
+    pub fn settle_cut_off(&mut self) {
+        if !self.cut_by_length {
+            return;
+        }
+        let choice = self.choice;
+        for e in &mut self.errors {
+            if e.choice == choice && e.failure.code == ErrorCode::Unparseable {
+                e.failure = Failure {
+                    position: e.failure.position,
+                    ..cut_off()
+                };
+            }
+        }
+        let last = (self.calls.iter().map(|c| (c.choice, c.index)))
+            .chain(self.errors.iter().map(|e| (e.choice, e.index)))
+            .filter(|(c, _)| *c == choice)
+            .map(|(_, index)| index)
+            .max();
+        let Some(at) = self.calls.iter().position(|c| {
+            c.choice == choice && Some(c.index) == last && !c.repairs.is_empty() && !c.truncated
+        }) else {
+            return;
+        };
+        let name = self.calls[at]
+            .name
+            .as_str()
+            .ok()
+            .flatten()
+            .map(str::to_owned);
+        let tool_allows = match (self.host.registry(), &name) {
+            (Some(registry), Some(name)) => registry
+                .get(name)
+                .is_ok_and(|tool| tool.definition.allow_truncated),
+            _ => false,
+        };
+        if self.allow_truncated || tool_allows {
+            self.calls[at].truncated = true;
+            return;
+        }
+        let call = self.calls.remove(at);
+        // The field's calls by name hold positions in `calls`: those after it move down one.
+        for positions in self.field_calls.values_mut() {
+            positions.retain(|&p| p != at);
+            positions
+                .iter_mut()
+                .filter(|p| **p > at)
+                .for_each(|p| *p -= 1);
+        }
+        self.field_keys.clear();
+        self.errors.push(RejectedCall {
+            failure: cut_off(),
+            tool_name: name,
+            raw: call.raw,
+            index: call.index,
+            choice: call.choice,
+            partial: Some(call.arguments),
+        });
+    }
+
     /// Records a fault that is no call's own (a stream's line too long to read) at `index`.
     pub fn reject(&mut self, index: usize, failure: Failure) {
         self.errors.push(RejectedCall {

@@ -21,6 +21,7 @@ pub fn check_reply<H: Host>(
                 pipeline.start_choice(message.choice);
                 pipeline.set_cut_by_length(message.cut_off);
                 let rest = check_message(pipeline, message, formats)?;
+                pipeline.settle_cut_off();
                 text.get_or_insert(rest);
             }
             return Ok(text.unwrap_or_default());
@@ -125,5 +126,6 @@ pub fn check_stream<H: Host>(
         };
         pipeline.run(candidate)?;
     }
+    pipeline.settle_cut_off();
     Ok(())
 }

@@ -415,3 +415,51 @@ fn arguments_encoded_twice_are_read_once_more_where_an_object_is_required() {
     let words = serde_json::to_string("just words").unwrap();
     assert_eq!(parse(&openai(&words, "tool_calls")).codes(), ["TLP-004"]);
 }
+
+fn openai_calls(calls: &[(&str, &str)], finish_reason: &str) -> Value {
+    let calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, arguments))| {
+            json!({"id": format!("c{i}"), "function": {"name": name, "arguments": arguments}})
+        })
+        .collect();
+    json!({"choices": [{"index": 0, "finish_reason": finish_reason,
+                        "message": {"tool_calls": calls}}]})
+}
+
+#[test]
+fn at_the_limit_the_last_call_mended_in_any_way_is_cut_and_unreadable_arguments_too() {
+    let calls = [("a", "{'x': 1}"), ("b", "{'y': 2}")];
+    // Not at the limit: both mended, both taken.
+    assert_eq!(parse(&openai_calls(&calls, "stop")).calls.len(), 2);
+    // At the limit: only the last one is suspect, refused with what it held.
+    let out = parse(&openai_calls(&calls, "length"));
+    assert_eq!(out.names(), [(0, "a")]);
+    assert_eq!(out.codes(), ["TLP-010"]);
+    let cut = &out.errors[0];
+    assert_eq!((cut.index, cut.tool_name.as_deref()), (1, Some("b")));
+    assert_eq!(cut.partial, Some(json!({"y": 2})));
+    // A last call that needed nothing stays; arguments not readable at all are cut off.
+    let out = parse(&openai_calls(
+        &[("a", "{'x': 1}"), ("b", "{\"y\": 2}")],
+        "length",
+    ));
+    assert_eq!((out.calls.len(), out.codes().len()), (2, 0));
+    let out = parse(&openai_calls(&[("a", "{\"x\": 1}"), ("b", "[[[")], "stop"));
+    assert_eq!(out.codes(), ["TLP-004"]);
+    let out = parse(&openai_calls(
+        &[("a", "{\"x\": 1}"), ("b", "[[[")],
+        "length",
+    ));
+    assert_eq!(out.codes(), ["TLP-010"]);
+    // Where cut calls are allowed, the last one is taken marked.
+    let host = SerdeHost::new(None);
+    let limits = no_deadline();
+    let mut pipeline = Pipeline::new(&host, limits, true).allow_truncated(true);
+    let body = openai_calls(&calls, "length").to_string();
+    let reply = read_reply(&SerdeParser, body.as_bytes(), &limits).unwrap();
+    check_reply(&mut pipeline, reply, Formats::default()).unwrap();
+    let marks: Vec<bool> = pipeline.calls.iter().map(|c| c.truncated).collect();
+    assert_eq!((marks, pipeline.errors.len()), (vec![false, true], 0));
+}

@@ -53,6 +53,12 @@ pub fn stopped_at_limit<V: JsonLike>(value: &V) -> bool {
     })
 }
 
+/// Whether a finish reason a caller read from the wire says the reply stopped at the token
+/// limit, in any provider's word for it.
+pub fn is_limit_reason(reason: &str) -> bool {
+    matches!(reason, "length" | "max_tokens" | "incomplete")
+}
+
 /// A reply object as read.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply<V> {
