@@ -538,4 +538,49 @@ mod tests {
         assert!(!view.is_live() && !view.holds_whole(text));
         assert_eq!(seen, vec![json!({})]);
     }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            (-1e12f64..1e12).prop_map(|f| json!(f)),
+            ".{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z/~\"]{0,5}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        /// Split anywhere (on char boundaries) and looked at after every piece, an object or
+        /// array ends as the value it is. (A bare number may go on: it is never whole alone.)
+        #[test]
+        fn any_split_ends_as_the_whole_value(
+            value in json_value().prop_filter("a container", |v| v.is_object() || v.is_array()),
+            cuts in proptest::collection::vec(0usize..200, 0..12),
+        ) {
+            let text = value.to_string();
+            let mut at: Vec<usize> = cuts
+                .into_iter()
+                .map(|c| c % (text.len() + 1))
+                .filter(|&c| text.is_char_boundary(c))
+                .collect();
+            at.push(0);
+            at.push(text.len());
+            at.sort_unstable();
+            at.dedup();
+            let pieces: Vec<&str> = at.windows(2).map(|w| &text[w[0]..w[1]]).collect();
+            let (seen, view, _) = looks(&pieces);
+            proptest::prop_assert_eq!(seen.last(), Some(&value));
+            proptest::prop_assert!(view.holds_whole(&text));
+        }
+    }
 }
