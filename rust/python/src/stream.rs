@@ -69,7 +69,7 @@ impl ToolCallDelta {
 
 /// What a chunk caused: `kind` is "started", "name", "arguments", "completed" or "failed";
 /// `text` is what was appended (name or arguments); `code` and `message` say why a call failed.
-#[pyclass(module = "toolmend", frozen, get_all)]
+#[pyclass(module = "toolmend", frozen, get_all, freelist = 64)]
 pub struct StreamEvent {
     kind: &'static str,
     index: usize,

@@ -2,6 +2,7 @@
 //! them in place: dicts from orjson (or the caller) are never converted, member names are
 //! interned once, and JSON text is parsed by orjson (valid) or built by jiter (repaired).
 
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString};
@@ -58,12 +59,25 @@ impl<'py> JsonLike for Obj<'py> {
     type Error = PyErr;
 
     fn get(&self, k: Key) -> Option<Self> {
-        let dict = self.0.cast::<PyDict>().ok()?;
-        dict.get_item(key(self.0.py(), k))
-            .ok()
-            .flatten()
-            .filter(|v| !v.is_none())
-            .map(|v| Obj(plain(v)))
+        let py = self.0.py();
+        let dict = self.0.as_ptr();
+        // SAFETY: the GIL is held; `dict` is a dict (checked) that `self` keeps alive, and the
+        // borrowed item is made an owned reference before any Python code can run.
+        unsafe {
+            if ffi::PyDict_Check(dict) == 0 {
+                return None;
+            }
+            let item = ffi::PyDict_GetItemWithError(dict, key(py, k).as_ptr());
+            if item.is_null() {
+                // Missing, or a key's __eq__ raised: either way the member is not there.
+                ffi::PyErr_Clear();
+                return None;
+            }
+            if item == ffi::Py_None() {
+                return None;
+            }
+            Some(Obj(plain(Bound::from_borrowed_ptr(py, item))))
+        }
     }
 
     fn has(&self, k: Key) -> bool {
@@ -126,7 +140,12 @@ impl<'py> JsonLike for Obj<'py> {
     }
 
     fn display(&self) -> Option<String> {
-        self.0.str().ok().map(|s| s.to_string())
+        // A str (as most are) is taken as it is; anything else as str() shows it.
+        let shown = match self.0.cast_exact::<PyString>() {
+            Ok(s) => s.clone(),
+            Err(_) => self.0.str().ok()?,
+        };
+        Some(shown.to_string_lossy().into_owned())
     }
 
     fn to_json(&self) -> PyResult<String> {
@@ -156,8 +175,16 @@ impl<'py> Parser for PyParser<'py> {
 /// pydantic model: openai, ollama, anthropic, LangChain) as the dict of its fields, which it
 /// holds already (no copy, nothing dumped); any other mapping as a dict of its items.
 pub(crate) fn plain(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
+    // What wires carry, tested by exact type first (a pointer comparison each).
     if value.is_none()
-        || value.is_instance_of::<PyDict>()
+        || value.is_exact_instance_of::<PyDict>()
+        || value.is_exact_instance_of::<PyString>()
+        || value.is_exact_instance_of::<PyList>()
+        || value.is_exact_instance_of::<PyInt>()
+    {
+        return value;
+    }
+    if value.is_instance_of::<PyDict>()
         || value.is_instance_of::<PyString>()
         || value.is_instance_of::<PyList>()
         || value.is_instance_of::<PyInt>()
