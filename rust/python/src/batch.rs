@@ -9,9 +9,10 @@ use pyo3::prelude::*;
 use toolmend_core::batch::overlapped;
 use toolmend_core::{Error, Limits};
 
-use crate::convert::{
-    bounded_input, build_loaded, fast_load, load_error, loads_limits, mend_for_loads,
-    repair_result, LoadError, RepairResult,
+use crate::convert::bounded_input;
+use crate::repair::{
+    build_loaded, fast_load, load_error, loads_limits, mend_for_loads, repair_result, LoadError,
+    RepairResult,
 };
 
 fn checked_threads(threads: Option<usize>) -> PyResult<Option<usize>> {

@@ -1,8 +1,7 @@
-//! Boundary conversion: Python text in, core call with the GIL released, Python values out.
-//!
-//! The result classes are frozen pyclasses so that a result costs one small allocation, and the
-//! repair log stays a Rust vector until someone reads `.repairs` (a 1 MB input can carry tens of
-//! thousands of repairs; building them eagerly would cost more than repairing).
+//! What every part of the binding converts with: text in (str, bytes, bytearray, bounded by the
+//! size limit without a copy), when to release the GIL, limits and option values read, JSON text
+//! as Python objects (orjson for strict text, jiter for the repair pass's output) and Python
+//! objects as JSON text, and the reprs of the result classes.
 
 use std::borrow::Cow;
 
@@ -16,10 +15,7 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple,
     PyType,
 };
-use toolmend_core::{Error, ErrorCode, Limits, RepairKind, Repaired};
-
-use crate::exceptions::parse_error;
-use crate::record::{reduce, Record, Reduced};
+use toolmend_core::{Error, Limits};
 
 /// Work on inputs at least this long (bytes, or estimated bytes of a dict) runs with the GIL
 /// released; below it, releasing and re-taking the GIL costs more than the work.
@@ -37,8 +33,6 @@ pub(crate) fn detach_if_large<T: Send>(
         work()
     }
 }
-/// The deepest nesting loads turns into Python objects: jiter's fixed recursion limit.
-pub(crate) const LOADS_MAX_DEPTH: usize = 200;
 
 /// The input's UTF-8 bytes, borrowed from the Python object when it can be. A `str` holding lone
 /// surrogates (which UTF-8 cannot encode) is passed on with them encoded as surrogatepass bytes,
@@ -152,7 +146,7 @@ pub(crate) fn py_value<'py, T: IntoPyObject<'py>>(
 /// The limits given to a function or class whose work walks Python values or validates them
 /// (the registry, parse_response, the stream readers), refused with a ValueError when
 /// `max_depth` is over `Limits::MAX_DEPTH_CEILING`. `repair` and `loads` take any depth: repair
-/// keeps its own stack and returns text, loads builds at most LOADS_MAX_DEPTH levels. Every
+/// keeps its own stack and returns text, loads builds at most `LOADS_MAX_DEPTH` levels. Every
 /// signature defaults to `Limits::DEFAULT`.
 pub(crate) fn limits(max_size: usize, max_depth: usize, timeout_ms: u64) -> PyResult<Limits> {
     Limits::new(max_size, max_depth, timeout_ms).map_err(|e| PyValueError::new_err(e.to_string()))
@@ -165,268 +159,6 @@ pub(crate) fn default_limits(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("max_depth", Limits::DEFAULT.max_depth)?;
     d.set_item("timeout_ms", Limits::DEFAULT.timeout_ms)?;
     Ok(d)
-}
-
-fn run_repair<'b>(py: Python<'_>, bytes: &'b [u8], limits: &Limits) -> Result<Repaired<'b>, Error> {
-    detach_if_large(py, bytes.len(), || toolmend_core::repair(bytes, limits))
-}
-
-/// One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found.
-#[pyclass(module = "toolmend", frozen, eq, hash)]
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Repair {
-    kind: RepairKind,
-    #[pyo3(get)]
-    position: usize,
-}
-
-impl Repair {
-    pub(crate) fn to_core(self) -> toolmend_core::Repair {
-        toolmend_core::Repair {
-            kind: self.kind,
-            position: self.position,
-        }
-    }
-}
-
-impl Record for Repair {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (self.kind.as_str(), self.position).into_pyobject(py)
-    }
-}
-
-impl From<&toolmend_core::Repair> for Repair {
-    fn from(r: &toolmend_core::Repair) -> Self {
-        Repair {
-            kind: r.kind,
-            position: r.position,
-        }
-    }
-}
-
-#[pymethods]
-impl Repair {
-    #[new]
-    fn new(kind: &str, position: usize) -> PyResult<Self> {
-        let kind = RepairKind::from_name(kind)
-            .ok_or_else(|| PyValueError::new_err(format!("unknown repair kind {kind:?}")))?;
-        Ok(Repair { kind, position })
-    }
-
-    #[getter]
-    fn kind(&self) -> &'static str {
-        self.kind.as_str()
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "Repair",
-            vec![
-                ("kind", py_value(py, self.kind.as_str())?),
-                ("position", py_value(py, self.position)?),
-            ],
-        )
-    }
-}
-
-/// Why a text could not be repaired: a TLP code, a message, a byte offset and a hint.
-#[pyclass(module = "toolmend", frozen, eq, get_all)]
-#[derive(Clone, PartialEq, Eq)]
-pub struct RepairError {
-    code: String,
-    message: String,
-    position: usize,
-    suggestion: String,
-}
-
-#[pymethods]
-impl RepairError {
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    #[new]
-    fn new(code: String, message: String, position: usize, suggestion: String) -> Self {
-        RepairError {
-            code,
-            message,
-            position,
-            suggestion,
-        }
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "RepairError",
-            vec![
-                ("code", py_value(py, &self.code)?),
-                ("message", py_value(py, &self.message)?),
-                ("position", py_value(py, self.position)?),
-                ("suggestion", py_value(py, &self.suggestion)?),
-            ],
-        )
-    }
-}
-
-impl Record for RepairError {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (&self.code, &self.message, self.position, &self.suggestion).into_pyobject(py)
-    }
-}
-
-impl From<&Error> for RepairError {
-    fn from(e: &Error) -> Self {
-        RepairError {
-            code: e.code().as_str().to_owned(),
-            message: e.to_string(),
-            position: e.position,
-            suggestion: e.suggestion().to_owned(),
-        }
-    }
-}
-
-/// The outcome of repair(): the JSON text when ok, the repair log, and the input as given.
-#[pyclass(module = "toolmend", frozen)]
-pub struct RepairResult {
-    /// The repaired text; the input object itself when it was a valid str.
-    #[pyo3(get)]
-    json: Option<Py<PyAny>>,
-    log: Vec<toolmend_core::Repair>,
-    /// The input exactly as the caller passed it.
-    #[pyo3(get)]
-    original: Py<PyAny>,
-    /// Why the text could not be repaired, or None.
-    #[pyo3(get)]
-    error: Option<Py<RepairError>>,
-}
-
-#[pymethods]
-impl RepairResult {
-    /// True when the result holds JSON text.
-    #[getter]
-    fn ok(&self) -> bool {
-        self.error.is_none()
-    }
-
-    /// True when the input needed mending.
-    #[getter]
-    fn repaired(&self) -> bool {
-        !self.log.is_empty()
-    }
-
-    /// The repairs applied, in input order (a new list on each access).
-    #[getter]
-    fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(
-            py,
-            self.log.iter().map(|r| Repair {
-                kind: r.kind,
-                position: r.position,
-            }),
-        )
-    }
-
-    /// Raises ParseError when the text could not be repaired; returns the result otherwise, so
-    /// that `repair(text).raise_for_error().json` reads as one expression.
-    fn raise_for_error(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
-        match &slf.error {
-            Some(e) => {
-                let e = e.get();
-                Err(parse_error(
-                    slf.py(),
-                    &e.code,
-                    &e.message,
-                    e.position,
-                    &e.suggestion,
-                ))
-            }
-            None => Ok(slf),
-        }
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let shown = |o: &Option<Py<PyAny>>| -> PyResult<String> {
-            Ok(match o {
-                Some(o) => o.bind(py).repr()?.to_string(),
-                None => "None".into(),
-            })
-        };
-        let error = match &self.error {
-            Some(e) => e.get().__repr__(py)?,
-            None => "None".into(),
-        };
-        Ok(format!(
-            "RepairResult(ok={}, json={}, repaired={}, repairs=<{} repairs>, error={})",
-            if self.ok() { "True" } else { "False" },
-            shown(&self.json)?,
-            if self.repaired() { "True" } else { "False" },
-            self.log.len(),
-            error
-        ))
-    }
-}
-
-/// Repairs text into one strict JSON value in linear time.
-///
-/// Valid JSON comes back unchanged (the same str object) with an empty log. Positions are byte
-/// offsets into the UTF-8 encoding of the input. Never raises for bad input: see `error`.
-#[pyfunction]
-#[pyo3(signature = (text, *, max_size = Limits::DEFAULT.max_size, max_depth = Limits::DEFAULT.max_depth, timeout_ms = Limits::DEFAULT.timeout_ms))]
-pub fn repair(
-    py: Python<'_>,
-    text: &Bound<'_, PyAny>,
-    max_size: usize,
-    max_depth: usize,
-    timeout_ms: u64,
-) -> PyResult<RepairResult> {
-    let input = bounded_input(text, max_size)?;
-    // No depth ceiling: repair keeps its own stack and returns text (see `limits`).
-    let limits = Limits {
-        max_size,
-        max_depth,
-        timeout_ms,
-    };
-    let outcome = match &input {
-        Ok(bytes) => run_repair(py, bytes, &limits),
-        Err(too_large) => Err(too_large.clone()),
-    };
-    repair_result(py, text, outcome)
-}
-
-/// A repair's outcome as the RepairResult `repair()` returns: valid str input comes back as the
-/// same object.
-pub(crate) fn repair_result(
-    py: Python<'_>,
-    text: &Bound<'_, PyAny>,
-    outcome: Result<Repaired<'_>, Error>,
-) -> PyResult<RepairResult> {
-    let original = text.clone().unbind();
-    Ok(match outcome {
-        Ok(repaired) => {
-            let json = match &repaired.json {
-                Cow::Borrowed(_) if text.is_instance_of::<PyString>() => original.clone_ref(py),
-                json => PyString::new(py, json).into_any().unbind(),
-            };
-            RepairResult {
-                json: Some(json),
-                log: repaired.repairs,
-                original,
-                error: None,
-            }
-        }
-        Err(e) => RepairResult {
-            json: None,
-            log: Vec::new(),
-            original,
-            error: Some(Py::new(py, RepairError::from(&e))?),
-        },
-    })
 }
 
 static ORJSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -573,148 +305,6 @@ fn push_json_string(out: &mut String, s: &str) {
     out.push_str(&serde_json::to_string(s).unwrap_or_default());
 }
 
-/// Repairs text when needed and returns Python objects; raises ParseError when it cannot.
-///
-/// Valid JSON within the limits is parsed by orjson (the fastest well-kept parser, called from
-/// here so the limit checks add no Python frames); anything else is repaired by the core and its
-/// output built into Python objects by jiter.
-#[pyfunction]
-#[pyo3(signature = (text, *, max_size = Limits::DEFAULT.max_size, max_depth = Limits::DEFAULT.max_depth, timeout_ms = Limits::DEFAULT.timeout_ms))]
-pub fn loads<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    max_size: usize,
-    max_depth: usize,
-    timeout_ms: u64,
-) -> PyResult<Bound<'py, PyAny>> {
-    // No depth ceiling: Python objects are built to LOADS_MAX_DEPTH levels at most.
-    let limits = Limits {
-        max_size,
-        max_depth,
-        timeout_ms,
-    };
-    let loaded = match bounded_input(text, max_size)? {
-        Ok(bytes) => load_json(py, text, &bytes, &limits, true)?,
-        Err(too_large) => Err(LoadError::Core(too_large)),
-    };
-    loaded
-        .map(|(value, _)| value)
-        .map_err(|e| load_error(py, e))
-}
-
-/// Why `loads` failed, as the ParseError it raises.
-pub(crate) fn load_error(py: Python<'_>, error: LoadError) -> PyErr {
-    match error {
-        LoadError::Core(e) => parse_error(
-            py,
-            e.code().as_str(),
-            &e.to_string(),
-            e.position,
-            e.suggestion(),
-        ),
-        // Strict JSON that Python cannot hold.
-        LoadError::Python(e) => parse_error(
-            py,
-            ErrorCode::Unparseable.as_str(),
-            &format!("{} at byte {}", e.error_type, e.index),
-            e.index,
-            "send values Python can hold",
-        ),
-    }
-}
-
-/// Python objects made from JSON text, and the repairs it needed.
-pub(crate) type Loaded<'py> = (Bound<'py, PyAny>, Vec<toolmend_core::Repair>);
-
-/// Why JSON text did not become Python objects.
-pub(crate) enum LoadError {
-    /// Not JSON even after repair (or, with repair off, not strict JSON), or over a limit.
-    Core(Error),
-    /// Strict JSON that jiter could not build.
-    Python(jiter::JsonError),
-}
-
-/// JSON text (already read as `bytes`) as Python objects, with the repairs made: orjson for valid
-/// text within the limits; otherwise the repair pass (or, with `repair` off, the strict check),
-/// the GIL released for big inputs, and jiter. Nesting is capped at what jiter can build: past
-/// it, the core reports TLP-008 like any depth limit (repair() still handles deeper text).
-pub(crate) fn load_json<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    bytes: &[u8],
-    limits: &Limits,
-    repair: bool,
-) -> PyResult<Result<Loaded<'py>, LoadError>> {
-    let limits = loads_limits(limits);
-    if let Some(value) = fast_load(py, text, bytes, &limits)? {
-        return Ok(Ok((value, Vec::new())));
-    }
-    // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
-    let outcome = detach_if_large(py, bytes.len(), || mend_for_loads(bytes, &limits, repair));
-    Ok(build_loaded(py, bytes, outcome, &limits))
-}
-
-/// The limits `loads` works under: nesting capped at what jiter can build.
-pub(crate) fn loads_limits(limits: &Limits) -> Limits {
-    Limits {
-        max_depth: limits.max_depth.min(LOADS_MAX_DEPTH),
-        ..*limits
-    }
-}
-
-/// The first stage of `loads`: orjson's objects for valid text within the limits, else None.
-pub(crate) fn fast_load<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    bytes: &[u8],
-    limits: &Limits,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if bytes.len() > limits.max_size {
-        return Ok(None);
-    }
-    strict_objects(py, text, limits.max_depth)
-}
-
-/// The second stage, without the GIL: the text mended (or, with `repair` off, checked) into
-/// strict JSON, with the repairs made.
-pub(crate) fn mend_for_loads(
-    bytes: &[u8],
-    limits: &Limits,
-    repair: bool,
-) -> Result<(String, Vec<toolmend_core::Repair>), Error> {
-    if repair {
-        toolmend_core::mend(bytes, limits)
-    } else {
-        toolmend_core::validate(bytes, limits)
-            .map(|()| (String::from_utf8_lossy(bytes).into_owned(), Vec::new()))
-    }
-}
-
-/// The last stage: the mended text as Python objects (jiter), numbers past a double refused.
-pub(crate) fn build_loaded<'py>(
-    py: Python<'py>,
-    bytes: &[u8],
-    outcome: Result<(String, Vec<toolmend_core::Repair>), Error>,
-    limits: &Limits,
-) -> Result<Loaded<'py>, LoadError> {
-    let (json, log) = match outcome {
-        Ok(done) => done,
-        Err(e) => return Err(LoadError::Core(e)),
-    };
-    let value = match python_objects(py, json.as_bytes()) {
-        Ok(value) => value,
-        Err(e) => return Err(LoadError::Python(e)),
-    };
-    if holds_out_of_range(&value, limits.max_depth) {
-        // Positions are the input's; a number the repair pass moved is found in its output.
-        let position = toolmend_core::limits::first_number_out_of_range(bytes)
-            .or_else(|| toolmend_core::limits::first_number_out_of_range(json.as_bytes()))
-            .unwrap_or(0);
-        return Err(LoadError::Core(Error::number_out_of_range(position)));
-    }
-    Ok((value, log))
-}
-
 /// orjson.loads(text) when what it built can stand: None when the text
 /// is not strict JSON, when the objects nest deeper than `max_depth` containers, or when they hold
 /// a float that is not what the text said: an integer past 64 bits (orjson reads it as the
@@ -765,23 +355,6 @@ unsafe fn objects_stand(obj: *mut ffi::PyObject, room: usize) -> bool {
     }
 }
 
-/// Whether objects jiter built hold a number past the range of a double: a float it read as
-/// infinity (`1e400`), or an integer no double can come near. The walk is bounded like
-/// `objects_stand`.
-fn holds_out_of_range(value: &Bound<'_, PyAny>, room: usize) -> bool {
-    if let Ok(f) = value.cast_exact::<PyFloat>() {
-        !f.value().is_finite()
-    } else if let Ok(i) = value.cast_exact::<PyInt>() {
-        i.extract::<i64>().is_err() && i.extract::<f64>().is_err()
-    } else if let Ok(d) = value.cast_exact::<PyDict>() {
-        room > 0 && d.iter().any(|(_, v)| holds_out_of_range(&v, room - 1))
-    } else if let Ok(l) = value.cast_exact::<PyList>() {
-        room > 0 && l.iter().any(|v| holds_out_of_range(&v, room - 1))
-    } else {
-        false
-    }
-}
-
 /// Strict JSON text as Python objects (jiter; object keys cached).
 pub(crate) fn python_objects<'py>(
     py: Python<'py>,
@@ -792,12 +365,6 @@ pub(crate) fn python_objects<'py>(
         ..Default::default()
     }
     .python_parse(py, json)
-}
-
-/// Empties jiter's bounded cache of Python key strings.
-#[pyfunction]
-pub fn cache_clear() {
-    jiter::cache_clear();
 }
 
 /// Looks a class of the Python package up once per interpreter.

@@ -4,12 +4,12 @@
 
 mod batch;
 mod convert;
-mod exceptions;
-mod live_view;
+mod error;
+mod partial;
 mod pipeline;
 mod record;
 mod registry;
-mod response;
+mod repair;
 mod stream;
 mod wire;
 
@@ -19,27 +19,27 @@ use toolmend_core::Limits;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("LOADS_MAX_DEPTH", convert::LOADS_MAX_DEPTH)?;
+    m.add("LOADS_MAX_DEPTH", repair::LOADS_MAX_DEPTH)?;
     m.add("DEFAULT_LIMITS", convert::default_limits(m.py())?)?;
     m.add("MAX_DEPTH_CEILING", Limits::MAX_DEPTH_CEILING)?;
-    m.add("ERROR_CODES", exceptions::error_codes(m.py())?)?;
+    m.add("ERROR_CODES", error::error_codes(m.py())?)?;
     m.add("TEXT_FORMATS", convert::text_formats(m.py())?)?;
-    m.add_class::<convert::Repair>()?;
-    m.add_class::<convert::RepairError>()?;
-    m.add_class::<convert::RepairResult>()?;
-    m.add_function(wrap_pyfunction!(convert::repair, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::loads, m)?)?;
-    m.add_function(wrap_pyfunction!(convert::cache_clear, m)?)?;
+    m.add_class::<repair::Repair>()?;
+    m.add_class::<repair::RepairError>()?;
+    m.add_class::<repair::RepairResult>()?;
+    m.add_function(wrap_pyfunction!(repair::repair, m)?)?;
+    m.add_function(wrap_pyfunction!(repair::loads, m)?)?;
+    m.add_function(wrap_pyfunction!(repair::cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(batch::repair_many, m)?)?;
     m.add_function(wrap_pyfunction!(batch::loads_many, m)?)?;
     m.add_class::<registry::PyToolRegistry>()?;
     m.add_class::<registry::ToolInfo>()?;
     m.add_class::<registry::FieldError>()?;
     m.add_class::<registry::ValidationResult>()?;
-    m.add_class::<response::ToolCall>()?;
-    m.add_class::<response::ToolCallError>()?;
-    m.add_class::<response::ParseResult>()?;
-    m.add_function(wrap_pyfunction!(response::parse_response, m)?)?;
+    m.add_class::<pipeline::ToolCall>()?;
+    m.add_class::<pipeline::ToolCallError>()?;
+    m.add_class::<pipeline::ParseResult>()?;
+    m.add_function(wrap_pyfunction!(pipeline::parse_response, m)?)?;
     m.add_class::<stream::ToolCallDelta>()?;
     m.add_class::<stream::StreamEvent>()?;
     m.add_class::<stream::ToolCallAccumulator>()?;

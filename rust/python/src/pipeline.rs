@@ -1,20 +1,534 @@
-//! The core pipeline's host over Python objects: argument text parsed once (orjson for valid
-//! text, the repair pass and jiter for the rest), dicts walked for the limits without copying,
-//! and validation by the registry in place.
+//! The core pipeline in Python: `parse_response` (a model's whole reply, Ollama /api/chat or an
+//! OpenAI-compatible completion, into checked tool calls in one call), the result classes every
+//! pipeline run gives, and the pipeline's host over Python objects (argument text parsed once:
+//! orjson for valid text, the repair pass and jiter for the rest; dicts walked for the limits
+//! without copying; validation by the registry in place). The reply's shape and the checks are
+//! the core's (wire, pipeline).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
-use toolmend_core::pipeline::{Failure, Host};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use toolmend_core::extract::Formats;
+use toolmend_core::pipeline::{
+    check_reply, new_call_id, CallSource, CheckedCall, Failure, Host, Pipeline, RejectedCall,
+};
 use toolmend_core::schema::{Registry, Tool, Violation};
-use toolmend_core::{ErrorCode, Limits, Repair};
-
-use crate::convert::{bounded_input, load_json, sorted_json, LoadError};
-use crate::registry::PyToolRegistry;
-use crate::wire::Obj;
 use toolmend_core::walk::{walk, Budget};
+use toolmend_core::{ErrorCode, Limits};
+
+use crate::convert::{bounded_input, class_repr, orjson_dumps, py_value, sorted_json};
+use crate::record::{reduce, same_state, Record, Reduced};
+use crate::registry::{FieldError, PyToolRegistry};
+use crate::repair::{load_json, LoadError, Repair};
+use crate::wire::{read_reply, Obj};
+
+/// Arguments as the model gave them: JSON text, or an object (Ollama). Text for the object is
+/// made only when asked for.
+fn raw_text(py: Python<'_>, raw: &Option<Py<PyAny>>) -> PyResult<Option<String>> {
+    let Some(raw) = raw else { return Ok(None) };
+    let raw = raw.bind(py);
+    if let Ok(s) = raw.cast::<PyString>() {
+        return Ok(Some(s.to_str()?.to_owned()));
+    }
+    match orjson_dumps(py, raw) {
+        Ok(text) => Ok(Some(text)),
+        Err(_) => Ok(Some(raw.repr()?.to_string())),
+    }
+}
+
+/// One tool call, ready to execute: its arguments are a dict that matched the tool's schema
+/// (when a registry was given).
+#[pyclass(module = "toolmend", frozen)]
+pub struct ToolCall {
+    // Python strings, kept as the reply gave them: no copy on the way in or out.
+    #[pyo3(get)]
+    id: Py<PyString>,
+    #[pyo3(get)]
+    name: Py<PyString>,
+    #[pyo3(get)]
+    arguments: Py<PyAny>,
+    raw: Option<Py<PyAny>>,
+    log: Vec<toolmend_core::Repair>,
+    /// Position among the reply's calls (the wire's index when it gave one).
+    #[pyo3(get)]
+    index: usize,
+    /// Which choice of a multi-choice reply the call came from (0 for a reply with one).
+    #[pyo3(get)]
+    choice: usize,
+    /// The arguments were cut off and mended into what they held (taken with allow_truncated).
+    #[pyo3(get)]
+    truncated: bool,
+    /// Where the call was found: "tool_calls" (the structured field), "stream", or a text
+    /// format ("hermes", "mistral", "bare_json", ...). Interned: one str per format.
+    #[pyo3(get)]
+    source: Py<PyString>,
+}
+
+impl Record for ToolCall {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let repairs = PyList::new(py, self.log.iter().map(Repair::from))?;
+        (
+            &self.name,
+            &self.arguments,
+            &self.id,
+            self.index,
+            &self.source,
+            &self.raw,
+            repairs,
+            self.choice,
+            self.truncated,
+        )
+            .into_pyobject(py)
+    }
+}
+
+impl ToolCall {
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    fn from_checked(py: Python<'_>, call: CheckedCall<Obj<'_>>) -> Self {
+        ToolCall {
+            id: call
+                .id
+                .and_then(|id| id.0.str().ok())
+                .map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
+            name: call
+                .name
+                .0
+                .cast_into::<PyString>()
+                .map_or_else(|_| PyString::new(py, "").unbind(), Bound::unbind),
+            arguments: call.arguments.0.unbind(),
+            raw: call.raw.map(|raw| raw.0.unbind()),
+            log: call.repairs,
+            index: call.index,
+            choice: call.choice,
+            truncated: call.truncated,
+            source: source_name(py, call.source),
+        }
+    }
+}
+
+/// A call's source as a Python str, interned (a reply's calls share a handful of them).
+fn source_name(py: Python<'_>, source: CallSource) -> Py<PyString> {
+    PyString::intern(py, source.as_str()).unbind()
+}
+
+#[pymethods]
+impl ToolCall {
+    /// A call built by hand (to test an agent, or to replay one); `repairs` are Repair objects.
+    /// The arguments object is kept as given.
+    #[new]
+    #[pyo3(signature = (name, arguments, id=None, index=0, source="tool_calls", raw_arguments=None, repairs=Vec::new(), choice=0, truncated=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        name: Bound<'_, PyString>,
+        arguments: Py<PyAny>,
+        id: Option<Bound<'_, PyString>>,
+        index: usize,
+        source: &str,
+        raw_arguments: Option<Py<PyAny>>,
+        repairs: Vec<PyRef<'_, Repair>>,
+        choice: usize,
+        truncated: bool,
+    ) -> Self {
+        ToolCall {
+            id: id.map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
+            name: name.unbind(),
+            arguments,
+            raw: raw_arguments,
+            log: repairs.iter().map(|r| r.to_core()).collect(),
+            index,
+            choice,
+            truncated,
+            source: PyString::intern(py, source).unbind(),
+        }
+    }
+
+    /// Pickles as the arguments of its constructor, so it crosses processes (ProcessPoolExecutor,
+    /// Celery, Ray) and comes back equal.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
+    }
+
+    /// Equal when the id, name, arguments, index and source are (arguments compared as values).
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(other) = other.cast::<ToolCall>() else {
+            return Ok(false);
+        };
+        let other = other.get();
+        Ok(self.index == other.index
+            && self.choice == other.choice
+            && self.truncated == other.truncated
+            && self.id.bind(py).as_any().eq(other.id.bind(py))?
+            && self.name.bind(py).as_any().eq(other.name.bind(py))?
+            && self.source.bind(py).as_any().eq(other.source.bind(py))?
+            && self.arguments.bind(py).eq(other.arguments.bind(py))?)
+    }
+
+    /// The arguments as an instance of `model` (a pydantic model class, a TypeAdapter or a msgspec
+    /// Struct class), built once; ValidationError when the model refuses them.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        model: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        py.import("toolmend.typed")?.getattr("into_model")?.call1((
+            model,
+            &self.arguments,
+            &self.name,
+        ))
+    }
+
+    /// The call as a plain dict: id, name, arguments, index, source.
+    fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("id", &self.id)?;
+        d.set_item("name", &self.name)?;
+        d.set_item("arguments", &self.arguments)?;
+        d.set_item("index", self.index)?;
+        d.set_item("source", &self.source)?;
+        Ok(d)
+    }
+
+    /// The call as an OpenAI assistant message's `tool_calls` entry (arguments as JSON text).
+    fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let function = PyDict::new(py);
+        function.set_item("name", &self.name)?;
+        function.set_item("arguments", orjson_dumps(py, self.arguments.bind(py))?)?;
+        let d = PyDict::new(py);
+        d.set_item("id", &self.id)?;
+        d.set_item("type", "function")?;
+        d.set_item("function", function)?;
+        Ok(d)
+    }
+
+    /// The call as an Ollama assistant message's `tool_calls` entry (arguments as an object).
+    fn to_ollama<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let function = PyDict::new(py);
+        function.set_item("name", &self.name)?;
+        function.set_item("arguments", &self.arguments)?;
+        let d = PyDict::new(py);
+        d.set_item("function", function)?;
+        Ok(d)
+    }
+
+    /// The call as an Anthropic `tool_use` content block.
+    fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("type", "tool_use")?;
+        d.set_item("id", &self.id)?;
+        d.set_item("name", &self.name)?;
+        d.set_item("input", &self.arguments)?;
+        Ok(d)
+    }
+
+    /// The arguments as the model wrote them (text; an object given by Ollama is serialised).
+    #[getter]
+    fn raw_arguments(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(raw_text(py, &self.raw)?.unwrap_or_default())
+    }
+
+    /// The repairs applied to the arguments (or to the text around a call written in text).
+    #[getter]
+    fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.log.iter().map(Repair::from))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut fields = vec![
+            ("id", self.id.bind(py).clone().into_any()),
+            ("name", self.name.bind(py).clone().into_any()),
+            ("arguments", self.arguments.bind(py).clone()),
+            ("index", py_value(py, self.index)?),
+        ];
+        if self.choice != 0 {
+            fields.push(("choice", py_value(py, self.choice)?));
+        }
+        if self.truncated {
+            fields.push(("truncated", py_value(py, true)?));
+        }
+        fields.push(("source", self.source.bind(py).clone().into_any()));
+        fields.push(("repairs", py_value(py, self.log.len())?));
+        class_repr(py, "ToolCall", fields)
+    }
+}
+
+/// Why one call of a reply could not be used. The other calls are not affected.
+#[pyclass(module = "toolmend", frozen)]
+pub struct ToolCallError {
+    #[pyo3(get)]
+    code: &'static str,
+    #[pyo3(get)]
+    message: String,
+    #[pyo3(get)]
+    tool_name: Option<String>,
+    raw: Option<Py<PyAny>>,
+    /// Byte offset of the fault in the raw arguments (or in the content, for a call written in
+    /// text that could not be read); None when the fault has no place.
+    #[pyo3(get)]
+    position: Option<usize>,
+    #[pyo3(get)]
+    index: usize,
+    /// Which choice of a multi-choice reply the call came from.
+    #[pyo3(get)]
+    choice: usize,
+    /// For a call cut off (TLP-010): its arguments mended into what they held; else None.
+    #[pyo3(get)]
+    arguments: Option<Py<PyAny>>,
+    /// The schema errors (FieldError) when the arguments did not match the tool's schema.
+    #[pyo3(get)]
+    validation: Py<PyTuple>,
+    #[pyo3(get)]
+    suggestion: String,
+}
+
+impl Record for ToolCallError {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (
+            self.code,
+            &self.message,
+            &self.tool_name,
+            raw_text(py, &self.raw)?,
+            self.position,
+            self.index,
+            self.validation.bind(py),
+            &self.suggestion,
+            self.choice,
+            self.arguments.as_ref().map(|a| a.bind(py)),
+        )
+            .into_pyobject(py)
+    }
+}
+
+impl ToolCallError {
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    fn from_rejected(py: Python<'_>, rejected: RejectedCall<Obj<'_>>) -> PyResult<Self> {
+        let failure = rejected.failure;
+        Ok(ToolCallError {
+            code: failure.code.as_str(),
+            message: failure.message,
+            tool_name: rejected.tool_name,
+            raw: rejected.raw.map(|raw| raw.0.unbind()),
+            position: failure.position,
+            index: rejected.index,
+            choice: rejected.choice,
+            arguments: rejected.partial.map(|p| p.0.unbind()),
+            validation: PyTuple::new(py, failure.violations.into_iter().map(FieldError::from))?
+                .unbind(),
+            suggestion: failure.suggestion,
+        })
+    }
+}
+
+#[pymethods]
+impl ToolCallError {
+    /// An error built by hand (to test an agent, or to replay one); `code` is one of the
+    /// catalogue's.
+    #[new]
+    #[pyo3(signature = (code, message, tool_name=None, raw_arguments=None, position=None, index=0, validation=None, suggestion=String::new(), choice=0, arguments=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        code: &str,
+        message: String,
+        tool_name: Option<String>,
+        raw_arguments: Option<Py<PyAny>>,
+        position: Option<usize>,
+        index: usize,
+        validation: Option<Vec<Py<FieldError>>>,
+        suggestion: String,
+        choice: usize,
+        arguments: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let code = ErrorCode::from_code(code)
+            .ok_or_else(|| PyValueError::new_err(format!("not an error code: {code:?}")))?;
+        Ok(ToolCallError {
+            code: code.as_str(),
+            message,
+            tool_name,
+            raw: raw_arguments,
+            position,
+            index,
+            choice,
+            arguments,
+            validation: PyTuple::new(py, validation.unwrap_or_default())?.unbind(),
+            suggestion,
+        })
+    }
+
+    /// Pickles as its constructor's arguments, and comes back equal.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
+    }
+
+    /// Equal when every field is.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        same_state(self, py, other)
+    }
+
+    #[getter]
+    fn raw_arguments(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        raw_text(py, &self.raw)
+    }
+
+    fn __str__(&self) -> String {
+        match &self.tool_name {
+            Some(name) => format!(
+                "[{}] call {} ({name}): {}",
+                self.code, self.index, self.message
+            ),
+            None => format!("[{}] call {}: {}", self.code, self.index, self.message),
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        class_repr(
+            py,
+            "ToolCallError",
+            vec![
+                ("code", py_value(py, self.code)?),
+                ("message", py_value(py, &self.message)?),
+                ("tool_name", py_value(py, &self.tool_name)?),
+                ("position", py_value(py, self.position)?),
+                ("index", py_value(py, self.index)?),
+            ],
+        )
+    }
+}
+
+/// Everything found in a reply: the calls that can run, the errors of those that cannot, and the
+/// text with the calls cut out. `ok` is True when no call failed.
+#[pyclass(module = "toolmend", frozen, get_all)]
+pub struct ParseResult {
+    calls: Py<PyTuple>,
+    errors: Py<PyTuple>,
+    text: String,
+    ok: bool,
+    /// How many calls stood in the text only quoted (an echoed tool result, inline code, a fence
+    /// amid prose): they are left in `text` and never run.
+    quoted: usize,
+}
+
+#[pymethods]
+impl ParseResult {
+    /// A result built by hand (to test an agent); `ok` is whether `errors` is empty.
+    #[new]
+    #[pyo3(signature = (calls=Vec::new(), errors=Vec::new(), text=String::new(), quoted=0))]
+    fn new(
+        py: Python<'_>,
+        calls: Vec<Py<ToolCall>>,
+        errors: Vec<Py<ToolCallError>>,
+        text: String,
+        quoted: usize,
+    ) -> PyResult<Self> {
+        Ok(ParseResult {
+            ok: errors.is_empty(),
+            calls: PyTuple::new(py, calls)?.unbind(),
+            errors: PyTuple::new(py, errors)?.unbind(),
+            text,
+            quoted,
+        })
+    }
+
+    /// Pickles as its constructor's arguments, and comes back equal.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        reduce(slf)
+    }
+
+    /// Equal when the calls, errors, text and quoted count are.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        same_state(self, py, other)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        class_repr(
+            py,
+            "ParseResult",
+            vec![
+                ("ok", py_value(py, self.ok)?),
+                ("calls", self.calls.bind(py).clone().into_any()),
+                ("errors", self.errors.bind(py).clone().into_any()),
+                ("text", py_value(py, &self.text)?),
+            ],
+        )
+    }
+}
+
+impl Record for ParseResult {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (&self.calls, &self.errors, &self.text, self.quoted).into_pyobject(py)
+    }
+}
+
+impl ParseResult {
+    /// The outcome of a pipeline run: its calls and errors as result classes, and the text.
+    pub(crate) fn from_pipeline(
+        py: Python<'_>,
+        pipeline: Pipeline<'_, PyHost<'_, '_>>,
+        text: String,
+    ) -> PyResult<Self> {
+        let quoted = pipeline.quoted;
+        let (calls, errors) = into_classes(py, pipeline)?;
+        let ok = errors.is_empty();
+        Ok(ParseResult {
+            calls: PyTuple::new(py, calls)?.unbind(),
+            errors: PyTuple::new(py, errors)?.unbind(),
+            text,
+            ok,
+            quoted,
+        })
+    }
+}
+
+/// A pipeline run's calls and errors as result classes.
+pub(crate) fn into_classes(
+    py: Python<'_>,
+    pipeline: Pipeline<'_, PyHost<'_, '_>>,
+) -> PyResult<(Vec<ToolCall>, Vec<ToolCallError>)> {
+    let calls = pipeline
+        .calls
+        .into_iter()
+        .map(|c| ToolCall::from_checked(py, c))
+        .collect();
+    let errors = pipeline
+        .errors
+        .into_iter()
+        .map(|e| ToolCallError::from_rejected(py, e))
+        .collect::<PyResult<_>>()?;
+    Ok((calls, errors))
+}
+
+/// Turns a model's reply into checked tool calls; see the Python docstring.
+#[pyfunction]
+#[pyo3(signature = (body, registry=None, *, repair=true, text_calls=None, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn parse_response<'py>(
+    py: Python<'py>,
+    body: &Bound<'py, PyAny>,
+    registry: Option<PyRef<'py, PyToolRegistry>>,
+    repair: bool,
+    text_calls: Option<&Bound<'py, PyAny>>,
+    max_size: usize,
+    max_depth: usize,
+    timeout_ms: u64,
+    allow_truncated: bool,
+) -> PyResult<ParseResult> {
+    let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
+    let formats = text_calls.map_or(Ok(Formats::default()), crate::convert::formats)?;
+    let host = PyHost::new(py, registry.as_deref());
+    let mut pipeline = Pipeline::new(&host, limits, repair).allow_truncated(allow_truncated);
+    let reply = read_reply(py, body, &limits)?;
+    let text = check_reply(&mut pipeline, reply, formats)?;
+    ParseResult::from_pipeline(py, pipeline, text)
+}
 
 pub(crate) struct PyHost<'a, 'py> {
     py: Python<'py>,
@@ -67,7 +581,7 @@ impl<'py> Host for PyHost<'_, 'py> {
         bytes: &[u8],
         limits: &Limits,
         repair: bool,
-    ) -> Result<(Obj<'py>, Vec<Repair>), Failure> {
+    ) -> Result<(Obj<'py>, Vec<toolmend_core::Repair>), Failure> {
         match load_json(self.py, &text.0, bytes, limits, repair) {
             Ok(Ok((value, repairs))) => Ok((Obj(value), repairs)),
             Ok(Err(LoadError::Core(e))) => Err(Failure::unparsed(&e)),

@@ -13,12 +13,12 @@ use toolmend_core::wire::{is_limit_reason, StreamReader};
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{class_repr, input_bytes, py_value, python_objects};
-use crate::exceptions::parse_error;
-use crate::live_view::{PyBuilder, PyViews};
+use crate::error::parse_error;
+use crate::partial::{PyBuilder, PyViews};
 use crate::pipeline::PyHost;
+use crate::pipeline::{into_classes, ParseResult};
 use crate::record::{reduce, same_state, Record, Reduced};
 use crate::registry::PyToolRegistry;
-use crate::response::{into_classes, ParseResult};
 use crate::wire::{plain, Obj, PyParser};
 
 /// One fragment of one tool call, for callers that read the wire themselves.

@@ -11,7 +11,8 @@ use toolmend_core::wire::{
 };
 use toolmend_core::Limits;
 
-use crate::convert::{input_bytes, orjson_dumps, python_objects, strict_objects, LOADS_MAX_DEPTH};
+use crate::convert::{input_bytes, orjson_dumps, python_objects, strict_objects};
+use crate::repair::LOADS_MAX_DEPTH;
 
 /// The member name as an interned Python string: a lookup hashes no new string.
 fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
