@@ -8,8 +8,8 @@ mod error;
 mod partial;
 mod pipeline;
 mod record;
-mod registry;
 mod repair;
+mod schema;
 mod stream;
 mod wire;
 
@@ -32,10 +32,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(repair::cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(batch::repair_many, m)?)?;
     m.add_function(wrap_pyfunction!(batch::loads_many, m)?)?;
-    m.add_class::<registry::PyToolRegistry>()?;
-    m.add_class::<registry::ToolInfo>()?;
-    m.add_class::<registry::FieldError>()?;
-    m.add_class::<registry::ValidationResult>()?;
+    m.add_class::<schema::PyToolRegistry>()?;
+    m.add_class::<schema::ToolInfo>()?;
+    m.add_class::<schema::FieldError>()?;
+    m.add_class::<schema::ValidationResult>()?;
     m.add_class::<pipeline::ToolCall>()?;
     m.add_class::<pipeline::ToolCallError>()?;
     m.add_class::<pipeline::ParseResult>()?;

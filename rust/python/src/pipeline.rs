@@ -21,8 +21,8 @@ use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{bounded_input, class_repr, orjson_dumps, py_value, sorted_json};
 use crate::record::{reduce, same_state, Record, Reduced};
-use crate::registry::{FieldError, PyToolRegistry};
 use crate::repair::{load_json, LoadError, Repair};
+use crate::schema::{FieldError, PyToolRegistry};
 use crate::wire::{read_reply, Obj};
 
 /// Arguments as the model gave them: JSON text, or an object (Ollama). Text for the object is

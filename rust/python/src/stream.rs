@@ -18,7 +18,7 @@ use crate::partial::{PyBuilder, PyViews};
 use crate::pipeline::PyHost;
 use crate::pipeline::{into_classes, ParseResult};
 use crate::record::{reduce, same_state, Record, Reduced};
-use crate::registry::PyToolRegistry;
+use crate::schema::PyToolRegistry;
 use crate::wire::{plain, Obj, PyParser};
 
 /// One fragment of one tool call, for callers that read the wire themselves.

@@ -1,0 +1,103 @@
+"""Per-chunk cost of the ways to feed a stream, beside one orjson.loads of the final document (the floor).
+
+    python benches/feed_paths.py [SIZE_BYTES]        (release build; 1 MB in 20-byte chunks by default)
+
+Prints ns per chunk and, in brackets, the ratio of the whole stream to the floor: extend_arguments (the lean
+path), feed(ToolCallDelta) + partial, and feed of an OpenAI chunk dict + partial, with the dicts built ahead
+(cold in the cache, as a list of 52,000 parsed chunks is) or one dict refilled in place (hot, as a chunk parsed
+just before it is fed).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from toolmend import ToolCallAccumulator, ToolCallDelta
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_stream import search_results  # noqa: E402
+
+SIZE = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+TEXT = search_results(SIZE)
+CHUNKS = [TEXT[i : i + 20] for i in range(0, len(TEXT), 20)]
+FIRST = {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+    {"index": 0, "id": "call_1", "type": "function", "function": {"name": "search", "arguments": ""}}]}, "finish_reason": None}]}
+
+
+def chunk(arguments: str) -> dict[str, Any]:
+    call = {"index": 0, "function": {"arguments": arguments}}
+    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+
+
+COLD = [chunk(c) for c in CHUNKS]
+HOT = chunk("")
+HOT_FUNCTION = HOT["choices"][0]["delta"]["tool_calls"][0]["function"]
+
+
+def extend() -> Any:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="search"))
+    for c in CHUNKS:
+        acc.extend_arguments(0, c)
+    return acc.finish()
+
+
+def feed_delta() -> Any:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="search"))
+    for c in CHUNKS:
+        acc.feed(ToolCallDelta(0, arguments=c))
+        acc.partial(0)
+    return acc.finish()
+
+
+def feed_cold() -> Any:
+    acc = ToolCallAccumulator()
+    acc.feed(FIRST)
+    for d in COLD:
+        acc.feed(d)
+        acc.partial(0)
+    return acc.finish()
+
+
+def feed_hot() -> Any:
+    acc = ToolCallAccumulator()
+    acc.feed(FIRST)
+    for c in CHUNKS:
+        HOT_FUNCTION["arguments"] = c
+        acc.feed(HOT)
+        acc.partial(0)
+    return acc.finish()
+
+
+def best(run: Callable[[], Any], repeats: int = 7) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    expected = orjson.loads(TEXT)
+    for run in (extend, feed_delta, feed_cold, feed_hot):
+        assert run().calls[0].arguments == expected, run.__name__
+    floor = best(lambda: orjson.loads(TEXT), 21)
+    print(f"{len(CHUNKS)} chunks; orjson.loads of the final document: {floor * 1e3:.2f} ms")
+    for name, run in [("extend_arguments", extend), ("feed(ToolCallDelta) + partial", feed_delta),
+                      ("feed(chunk dict, cold) + partial", feed_cold), ("feed(chunk dict, hot) + partial", feed_hot)]:
+        t = best(run)
+        print(f"{name:34} {t / len(CHUNKS) * 1e9:6.0f} ns a chunk ({t / floor:.1f}x)")
+
+
+if __name__ == "__main__":
+    main()
