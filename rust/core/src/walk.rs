@@ -59,6 +59,7 @@ pub trait Key {
 }
 
 /// What is left of the limits as a walk goes.
+#[derive(Clone)]
 pub struct Budget {
     pub bytes: usize,
     pub max_depth: usize,
@@ -87,6 +88,37 @@ pub fn walk<T: Tree, const BUILD: bool>(
     budget: &mut Budget,
 ) -> Result<Value, Violation> {
     walk_recursive::<T, BUILD>(value, depth, RECURSION_LEVELS, path, budget)
+}
+
+/// Checks `value` within the budget without building anything. A quick pass first (no pointers,
+/// small frames, what valid arguments take); only when it refuses, or the nesting goes past its
+/// recursion, does the walk run again to say where and why.
+pub fn check<T: Tree>(value: &T, budget: &mut Budget) -> Result<(), Violation> {
+    let start = budget.clone();
+    if fits(value, 0, budget) {
+        return Ok(());
+    }
+    *budget = start;
+    walk::<T, false>(value, 0, &String::new, budget).map(drop)
+}
+
+/// Whether `value` (at `depth`) is within the budget, priced as `walk` prices it; false also
+/// when it nests past `RECURSION_LEVELS`, for `walk` to settle.
+fn fits<T: Tree>(value: &T, depth: usize, budget: &mut Budget) -> bool {
+    match read::<T, false>(value, depth, budget) {
+        Ok(Read::Value(_)) => true,
+        Ok(Read::Object(mut entries, _)) => {
+            depth < RECURSION_LEVELS
+                && entries.all(|(k, v)| key_text(&k, budget).is_ok() && fits(&v, depth + 1, budget))
+        }
+        Ok(Read::Array(mut items)) => {
+            depth < RECURSION_LEVELS
+                && items.all(|item| {
+                    array_item(item, budget).is_ok_and(|item| fits(&item, depth + 1, budget))
+                })
+        }
+        Err(_) => false,
+    }
 }
 
 /// Levels walked by recursion before the walk's own stack takes over: even a debug build's
@@ -354,7 +386,7 @@ fn read<T: Tree, const BUILD: bool>(
         }
         Node::Bool(b) => {
             spend(5, budget)?;
-            Value::Bool(b)
+            scalar::<BUILD>(Value::Bool(b))
         }
         Node::Str(text) => {
             spend(text.len() + 2, budget)?;
@@ -366,7 +398,7 @@ fn read<T: Tree, const BUILD: bool>(
         }
         Node::Int(n) => {
             spend(8, budget)?;
-            Value::Number(n)
+            scalar::<BUILD>(Value::Number(n))
         }
         Node::BigInt { bits, approx } => {
             spend(8, budget)?;
@@ -374,11 +406,14 @@ fn read<T: Tree, const BUILD: bool>(
             spend(bits * 302 / 1000 + 2, budget)?;
             budget.big_ints = true;
             let too_large = || Fault::NotJson("an integer too large".into());
-            Value::Number(approx.and_then(Number::from_f64).ok_or_else(too_large)?)
+            scalar::<BUILD>(Value::Number(
+                approx.and_then(Number::from_f64).ok_or_else(too_large)?,
+            ))
         }
         Node::Float(f) => {
             spend(8, budget)?;
-            Value::Number(Number::from_f64(f).ok_or(Fault::NotJson("NaN or infinity".into()))?)
+            let number = Number::from_f64(f).ok_or(Fault::NotJson("NaN or infinity".into()))?;
+            scalar::<BUILD>(Value::Number(number))
         }
         Node::Object(..) | Node::Array(_) | Node::Other(_) if depth >= budget.max_depth => {
             return Err(Fault::TooDeep);
@@ -388,6 +423,16 @@ fn read<T: Tree, const BUILD: bool>(
         Node::Array(items) => return Ok(Read::Array(items)),
         Node::NotJson(what) => return Err(Fault::NotJson(what)),
     }))
+}
+
+/// A scalar as read: itself when building, else null (so that nothing is left to drop).
+#[inline(always)]
+fn scalar<const BUILD: bool>(value: Value) -> Value {
+    if BUILD {
+        value
+    } else {
+        Value::Null
+    }
 }
 
 /// TSR-002 at `path`: the arguments hold `what`.
@@ -461,6 +506,42 @@ mod tests {
             (too_deep.code, too_deep.path.as_str()),
             (ErrorCode::TooDeepOrTimeout, "/a/2")
         );
+    }
+
+    #[test]
+    fn the_quick_check_agrees_with_the_walk_at_every_limit() {
+        let mut deep = json!([1, {"z": "é"}]);
+        for _ in 0..(RECURSION_LEVELS + 3) {
+            deep = json!({"k": deep, "n": null});
+        }
+        let values = [
+            json!({"a": [1, "x", {"b/c": null}], "~d": 1.5, "e": true}),
+            json!([[], {}, [[2]], "long string here"]),
+            deep,
+        ];
+        for value in &values {
+            for max_size in 0..160 {
+                for max_depth in 0..(RECURSION_LEVELS + 8) {
+                    let limits = Limits {
+                        max_size,
+                        max_depth,
+                        timeout_ms: 0,
+                    };
+                    let (mut quick, mut slow) = (Budget::new(&limits), Budget::new(&limits));
+                    let checked = super::check(&value, &mut quick).map_err(|v| (v.code, v.path));
+                    let walked = walk::<&Value, false>(&value, 0, &String::new, &mut slow)
+                        .map(drop)
+                        .map_err(|v| (v.code, v.path));
+                    assert_eq!(
+                        checked, walked,
+                        "{value} at {max_size} bytes, {max_depth} levels"
+                    );
+                    if checked.is_ok() {
+                        assert_eq!(quick.bytes, slow.bytes);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ use toolmend_core::pipeline::{
     check_reply, new_call_id, CallSource, CheckedCall, Failure, Host, Pipeline, RejectedCall,
 };
 use toolmend_core::schema::{Registry, Tool, Violation};
-use toolmend_core::walk::{walk, Budget};
+use toolmend_core::walk::{check, Budget};
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{bounded_input, class_repr, orjson_dumps, py_value, sorted_json};
@@ -558,9 +558,7 @@ impl<'py> Host for PyHost<'_, 'py> {
 
     fn walk_limits(&self, object: &Obj<'py>, limits: &Limits) -> Result<(), Failure> {
         let mut budget = Budget::new(limits);
-        walk::<Obj, false>(object, 0, &String::new, &mut budget)
-            .map(drop)
-            .map_err(|v| Failure::new(v.code, v.message, &v.suggestion))
+        check(object, &mut budget).map_err(|v| Failure::new(v.code, v.message, &v.suggestion))
     }
 
     fn text_bytes<'v>(

@@ -13,13 +13,15 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::dict::BoundDictIterator;
+use pyo3::types::list::BoundListIterator;
+use pyo3::types::tuple::BoundTupleIterator;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple,
     PyType,
 };
 use serde_json::Value;
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
-use toolmend_core::walk::{not_json, walk, Budget, Key, Node, Tree};
+use toolmend_core::walk::{check, not_json, walk, Budget, Key, Node, Tree};
 use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
@@ -585,7 +587,7 @@ impl PyToolRegistry {
         // Limits first, without copying; then small arguments are checked in place.
         let mut budget = Budget::new(&limits);
         let args_value = Obj(args.clone());
-        if let Err(violation) = walk::<Obj, false>(&args_value, 0, &String::new, &mut budget) {
+        if let Err(violation) = check(&args_value, &mut budget) {
             return Ok(Err(vec![violation]));
         }
         let size = limits.max_size - budget.bytes;
@@ -676,14 +678,28 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
 impl<'py> Tree for Obj<'py> {
     type Key = Obj<'py>;
     type Entries = std::iter::Map<BoundDictIterator<'py>, fn(Pair<'py>) -> (Obj<'py>, Obj<'py>)>;
-    type Items = std::iter::Map<
-        Bound<'py, PyIterator>,
-        fn(PyResult<Bound<'py, PyAny>>) -> Result<Obj<'py>, ()>,
-    >;
+    type Items = Items<'py>;
 
     #[inline(always)]
     fn node(&self) -> Node<'_, Self> {
         let obj = &self.0;
+        // What arguments hold, tested by exact type first (a pointer comparison each); the
+        // subclass checks below cost a call each.
+        if let Ok(s) = obj.cast_exact::<PyString>() {
+            return str_node(s);
+        }
+        if let Ok(d) = obj.cast_exact::<PyDict>() {
+            return dict_node(d);
+        }
+        if obj.is_exact_instance_of::<PyInt>() {
+            return int_node(obj);
+        }
+        if let Ok(l) = obj.cast_exact::<PyList>() {
+            return Node::Array(Items::List(l.clone().into_iter()));
+        }
+        if let Ok(f) = obj.cast_exact::<PyFloat>() {
+            return Node::Float(f.value());
+        }
         if obj.is_none() {
             return Node::Null;
         }
@@ -691,38 +707,23 @@ impl<'py> Tree for Obj<'py> {
             return Node::Bool(b.is_true());
         }
         if let Ok(s) = obj.cast::<PyString>() {
-            return match s.to_str() {
-                Ok(text) => Node::Str(text),
-                Err(_) => Node::NotJson("a string with lone surrogates".into()),
-            };
+            return str_node(s);
         }
         if obj.is_instance_of::<PyInt>() {
-            if let Ok(i) = obj.extract::<i64>() {
-                return Node::Int(i.into());
-            }
-            if let Ok(u) = obj.extract::<u64>() {
-                return Node::Int(u.into());
-            }
-            return match obj.call_method0("bit_length").and_then(|b| b.extract()) {
-                Ok(bits) => Node::BigInt {
-                    bits,
-                    approx: obj.extract::<f64>().ok(),
-                },
-                Err(_) => Node::NotJson("an integer too large".into()),
-            };
+            return int_node(obj);
         }
         if let Ok(f) = obj.cast::<PyFloat>() {
             return Node::Float(f.value());
         }
         if let Ok(d) = obj.cast::<PyDict>() {
-            let pair: fn(Pair<'py>) -> (Obj<'py>, Obj<'py>) = |(k, v)| (Obj(k), Obj(v));
-            return Node::Object(d.iter().map(pair), d.len());
+            return dict_node(d);
+        }
+        if let Ok(t) = obj.cast_exact::<PyTuple>() {
+            return Node::Array(Items::Tuple(t.clone().into_iter()));
         }
         if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-            let item: fn(PyResult<Bound<'py, PyAny>>) -> Result<Obj<'py>, ()> =
-                |item| item.map(Obj).map_err(drop);
             return match obj.try_iter() {
-                Ok(items) => Node::Array(items.map(item)),
+                Ok(items) => Node::Array(Items::Other(items)),
                 Err(_) => Node::NotJson("an array".into()),
             };
         }
@@ -732,6 +733,56 @@ impl<'py> Tree for Obj<'py> {
             .map(|n| n.to_string())
             .unwrap_or_else(|_| "object".into());
         Node::Other(format!("a value of type {type_name}"))
+    }
+}
+
+#[inline(always)]
+fn str_node<'a, 'py>(s: &'a Bound<'py, PyString>) -> Node<'a, Obj<'py>> {
+    match s.to_str() {
+        Ok(text) => Node::Str(text),
+        Err(_) => Node::NotJson("a string with lone surrogates".into()),
+    }
+}
+
+#[inline(always)]
+fn dict_node<'a, 'py>(d: &'a Bound<'py, PyDict>) -> Node<'a, Obj<'py>> {
+    let pair: fn(Pair<'py>) -> (Obj<'py>, Obj<'py>) = |(k, v)| (Obj(k), Obj(v));
+    Node::Object(d.iter().map(pair), d.len())
+}
+
+fn int_node<'a, 'py>(obj: &Bound<'py, PyAny>) -> Node<'a, Obj<'py>> {
+    if let Ok(i) = obj.extract::<i64>() {
+        return Node::Int(i.into());
+    }
+    if let Ok(u) = obj.extract::<u64>() {
+        return Node::Int(u.into());
+    }
+    match obj.call_method0("bit_length").and_then(|b| b.extract()) {
+        Ok(bits) => Node::BigInt {
+            bits,
+            approx: obj.extract::<f64>().ok(),
+        },
+        Err(_) => Node::NotJson("an integer too large".into()),
+    }
+}
+
+/// An array's items: a list or tuple read by index, anything else through its iterator.
+pub(crate) enum Items<'py> {
+    List(BoundListIterator<'py>),
+    Tuple(BoundTupleIterator<'py>),
+    Other(Bound<'py, PyIterator>),
+}
+
+impl<'py> Iterator for Items<'py> {
+    type Item = Result<Obj<'py>, ()>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Items::List(items) => items.next().map(|item| Ok(Obj(item))),
+            Items::Tuple(items) => items.next().map(|item| Ok(Obj(item))),
+            Items::Other(items) => items.next().map(|item| item.map(Obj).map_err(drop)),
+        }
     }
 }
 

@@ -121,7 +121,5 @@ impl Host for SerdeHost<'_> {
 
 /// Holds a value to the size and depth limits (the walk the binding runs over Python objects).
 fn walk(value: &Value, limits: &Limits) -> Result<(), Box<Violation>> {
-    crate::walk::walk::<&Value, false>(&value, 0, &String::new, &mut Budget::new(limits))
-        .map(drop)
-        .map_err(Box::new)
+    crate::walk::check(&value, &mut Budget::new(limits)).map_err(Box::new)
 }
