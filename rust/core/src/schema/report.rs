@@ -95,29 +95,35 @@ pub fn violations<'a>(
             break;
         }
     }
-    let wanted: std::collections::HashSet<&str> = found
+    // The paths ranked (each error's and its parent's), sorted for binary search.
+    let mut wanted: Vec<&str> = found
         .iter()
         .flat_map(|(_, v, _)| {
             let parent = v.path.rsplit_once('/').map_or("", |(p, _)| p);
             [v.path.as_str(), parent]
         })
         .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
     let order = document_order(instance, &wanted);
+    let at = |path: &str| wanted.binary_search(&path).ok().and_then(|i| order[i]);
     let rank = |path: &str| -> (usize, usize) {
-        if let Some(&(i, _)) = order.get(path) {
+        if let Some((i, _)) = at(path) {
             return (i, 0);
         }
         // A missing property sorts after everything its parent holds.
         let parent = path.rsplit_once('/').map_or("", |(p, _)| p);
-        (order.get(parent).map_or(0, |&(_, end)| end), 1)
+        (at(parent).map_or(0, |(_, end)| end), 1)
     };
+    let ranks: Vec<(usize, usize)> = found.iter().map(|(_, v, _)| rank(&v.path)).collect();
+    let mut found: Vec<_> = found.into_iter().zip(ranks).collect();
     // Consequences of other errors are dropped when those errors are there to say it.
-    if found.iter().any(|(_, _, consequence)| !consequence) {
-        found.retain(|(_, _, consequence)| !consequence);
+    if found.iter().any(|((_, _, consequence), _)| !consequence) {
+        found.retain(|((_, _, consequence), _)| !consequence);
     }
-    found.sort_by_key(|(seq, v, _)| (rank(&v.path), *seq));
+    found.sort_by_key(|((seq, _, _), rank)| (*rank, *seq));
     let mut out: Vec<Violation> = Vec::with_capacity(found.len().min(MAX_VIOLATIONS));
-    for (_, v, _) in found {
+    for ((_, v, _), _) in found {
         if !out.contains(&v) && out.len() < MAX_VIOLATIONS {
             out.push(v);
         }
@@ -125,19 +131,17 @@ pub fn violations<'a>(
     out
 }
 
-/// For each of the `wanted` locations in the instance: its pre-order index (objects in document
-/// order) and the last index inside it. One walk, and only the wanted paths are kept, so the cost
-/// does not grow with the paths of a large instance that has a few errors.
-fn document_order(
-    instance: &Value,
-    wanted: &std::collections::HashSet<&str>,
-) -> std::collections::HashMap<String, (usize, usize)> {
+/// For each of the `wanted` locations (sorted paths) that the instance holds: its pre-order index
+/// (objects in document order) and the last index inside it, in `wanted`'s order. One walk, and
+/// only the wanted paths are kept, so the cost does not grow with the paths of a large instance
+/// that has a few errors.
+fn document_order(instance: &Value, wanted: &[&str]) -> Vec<Option<(usize, usize)>> {
     enum Step<'v> {
         Enter(&'v Value, usize),
         /// Leaving the location whose path is `path[..len]` and whose index is `index`.
         Leave(usize, usize),
     }
-    let mut order = std::collections::HashMap::new();
+    let mut order = vec![None; wanted.len()];
     let mut path = String::new();
     let mut next = 0usize;
     let mut work = vec![Step::Enter(instance, 0)];
@@ -173,8 +177,8 @@ fn document_order(
             }
             Step::Leave(len, index) => {
                 path.truncate(len);
-                if wanted.contains(path.as_str()) {
-                    order.insert(path.clone(), (index, next - 1));
+                if let Ok(i) = wanted.binary_search(&path.as_str()) {
+                    order[i] = Some((index, next - 1));
                 }
             }
         }
@@ -548,7 +552,16 @@ fn field_name(path: &str) -> String {
         Some((_, last)) if last.bytes().all(|b| b.is_ascii_digit()) && !last.is_empty() => {
             format!("item {last}")
         }
-        Some((_, last)) => format!("'{}'", clip(&last.replace("~1", "/").replace("~0", "~"))),
+        Some((_, last)) => format!("'{}'", clip(&unescape_pointer(last))),
+    }
+}
+
+/// A JSON Pointer token as the key it stands for.
+fn unescape_pointer(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains('~') {
+        token.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        token.into()
     }
 }
 
@@ -564,12 +577,12 @@ fn schema_at<'v>(schema: &'v Value, pointer: &str) -> Option<&'v Value> {
     }
     let mut here = schema;
     for segment in pointer.strip_prefix('/')?.split('/') {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
-        here = match (segment.as_str(), here) {
+        let segment = unescape_pointer(segment);
+        here = match (segment.as_ref(), here) {
             ("$ref", Value::Object(m)) if m.get("$ref").is_some_and(Value::is_string) => {
                 resolve(schema, m["$ref"].as_str().unwrap_or_default())?
             }
-            (_, Value::Object(m)) => m.get(&segment)?,
+            (_, Value::Object(m)) => m.get(segment.as_ref())?,
             (_, Value::Array(a)) => a.get(segment.parse::<usize>().ok()?)?,
             _ => return None,
         };
@@ -848,47 +861,133 @@ pub(super) fn bounded_distance(a: &[u8], b: &[u8], k: usize) -> Option<usize> {
 
 /// Whether `given` is a near miss of the property name `name`: the same but for letter case,
 /// `_` and `-`, or at most two edits apart (one for short names). Names longer than 64 bytes
-/// are not compared, which keeps the check cheap.
+/// are not compared, which keeps the check cheap; nothing is allocated.
 fn near_miss(given: &str, name: &str) -> bool {
     if given == name || given.len() > 64 || name.len() > 64 {
         return false;
     }
-    // Lengths further apart than the edit budget settle most pairs without allocating.
-    let folded_len = |s: &str| {
-        if s.is_ascii() {
-            s.bytes().filter(|b| *b != b'_' && *b != b'-').count()
-        } else {
-            folded(s).count()
-        }
-    };
-    if folded_len(given).abs_diff(folded_len(name)) > 2 {
-        return false;
+    if given.is_ascii() && name.is_ascii() {
+        let (mut a, mut b) = ([0u8; 64], [0u8; 64]);
+        let (a, b) = (
+            fold_ascii_into(given, &mut a),
+            fold_ascii_into(name, &mut b),
+        );
+        return within_edits(a, b);
     }
-    let (a, b): (Vec<char>, Vec<char>) = (folded(given).collect(), folded(name).collect());
-    if a == b {
-        return true;
-    }
-    let budget = if b.len() <= 4 { 1 } else { 2 };
-    edit_distance(&a, &b) <= budget
+    let (mut a, mut b) = (['\0'; FOLDED_MAX], ['\0'; FOLDED_MAX]);
+    within_edits(fold_into(given, &mut a), fold_into(name, &mut b))
 }
 
-/// Levenshtein distance (insertions, deletions, substitutions, and a swap of two neighbours).
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut before: Vec<usize> = (0..=b.len()).collect();
-    let mut previous = before.clone();
-    let mut row = vec![0; b.len() + 1];
+/// Whether folded names are equal or a few edits apart (see `near_miss`).
+fn within_edits<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    let budget = if b.len() <= 4 { 1 } else { 2 };
+    a == b || (a.len().abs_diff(b.len()) <= budget && edit_distance(a, b) <= budget)
+}
+
+/// An ASCII `s` folded (see `folded`) into `buf`.
+fn fold_ascii_into<'b>(s: &str, buf: &'b mut [u8; 64]) -> &'b [u8] {
+    let mut n = 0;
+    for b in s.bytes().filter(|b| *b != b'_' && *b != b'-') {
+        buf[n] = b.to_ascii_lowercase();
+        n += 1;
+    }
+    &buf[..n]
+}
+
+/// The most characters a name of 64 bytes folds to (a character lowers to at most three).
+const FOLDED_MAX: usize = 3 * 64;
+
+/// `s` folded (see `folded`) into `buf`.
+fn fold_into<'b>(s: &str, buf: &'b mut [char; FOLDED_MAX]) -> &'b [char] {
+    let mut n = 0;
+    for (slot, c) in buf.iter_mut().zip(folded(s)) {
+        *slot = c;
+        n += 1;
+    }
+    &buf[..n]
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions, and a swap of two neighbours)
+/// of names folded by `fold_into`, on three rows kept on the stack.
+fn edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> usize {
+    // Distances stay below FOLDED_MAX + 2, which a byte holds.
+    let mut rows = [[0u8; FOLDED_MAX + 1]; 3];
+    let [mut before, mut previous, mut row] = [0, 1, 2];
+    for (j, cell) in rows[previous][..=b.len()].iter_mut().enumerate() {
+        *cell = j as u8;
+    }
     for i in 1..=a.len() {
-        row[0] = i;
+        rows[row][0] = i as u8;
         for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            row[j] = (previous[j] + 1)
-                .min(row[j - 1] + 1)
-                .min(previous[j - 1] + cost);
+            let cost = u8::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[previous][j] + 1)
+                .min(rows[row][j - 1] + 1)
+                .min(rows[previous][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                row[j] = row[j].min(before[j - 2] + 1);
+                d = d.min(rows[before][j - 2] + 1);
+            }
+            rows[row][j] = d;
+        }
+        [before, previous, row] = [previous, row, before];
+    }
+    usize::from(rows[previous][b.len()])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_misses_fold_case_and_separators_and_allow_a_few_edits() {
+        for (given, name) in [
+            ("filePath", "file_path"),
+            ("FILE-PATH", "file_path"),
+            ("pth", "path"),
+            ("contnet", "content"),
+            ("contetn", "content"),
+            ("recursve", "recursive"),
+            ("İd", "id\u{307}"),
+        ] {
+            assert!(near_miss(given, name), "{given} / {name}");
+        }
+        for (given, name) in [
+            ("path", "path"),
+            ("xyz", "path"),
+            ("pt", "path"),
+            ("description", "destination"),
+            (&"a".repeat(65), &"a".repeat(64)),
+        ] {
+            assert!(!near_miss(given, name), "{given} / {name}");
+        }
+    }
+
+    /// The distance by the textbook table, for comparison.
+    fn reference_distance(a: &[char], b: &[char]) -> usize {
+        let mut d = vec![vec![0; b.len() + 1]; a.len() + 1];
+        for (i, row) in d.iter_mut().enumerate() {
+            row[0] = i;
+        }
+        d[0] = (0..=b.len()).collect();
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                d[i][j] = (d[i - 1][j] + 1)
+                    .min(d[i][j - 1] + 1)
+                    .min(d[i - 1][j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+                }
             }
         }
-        before = std::mem::replace(&mut previous, row.clone());
+        d[a.len()][b.len()]
     }
-    previous[b.len()]
+
+    proptest::proptest! {
+        #[test]
+        fn the_stack_distance_is_the_table_distance(a in "[abc_İ-]{0,70}", b in "[abc_İ-]{0,70}") {
+            let (mut x, mut y) = (['\0'; FOLDED_MAX], ['\0'; FOLDED_MAX]);
+            let (x, y) = (fold_into(&a, &mut x), fold_into(&b, &mut y));
+            proptest::prop_assert_eq!(edit_distance(x, y), reference_distance(x, y));
+        }
+    }
 }
