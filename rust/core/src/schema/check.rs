@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use super::graph::Graph;
 use super::{Definition, RegistryError};
 use crate::error::ErrorCode;
 use crate::names::NameRule;
@@ -280,28 +281,29 @@ fn depth(v: &Value) -> usize {
     deepest
 }
 
-pub fn escape_pointer(key: &str) -> String {
+pub fn escape_pointer(key: &str) -> std::borrow::Cow<'_, str> {
     if key.contains(['~', '/']) {
-        key.replace('~', "~0").replace('/', "~1")
+        key.replace('~', "~0").replace('/', "~1").into()
     } else {
-        key.to_string()
+        key.into()
     }
 }
 
 /// Compiles for draft 2020-12 with formats asserted and the linear-time regex engine, after
 /// refusing reference cycles that never reach into the instance (they would recurse forever).
-pub fn compile<F: jsonschema::json::Json>(
+/// `graph` is the schema's.
+pub(super) fn compile<F: jsonschema::json::Json>(
     schema: &Value,
+    graph: &Graph<'_>,
 ) -> Result<jsonschema::Validator<F>, RegistryError> {
-    refuse_cycles(schema)?;
+    refuse_cycles(schema, graph)?;
     build(schema)
 }
 
 /// Refuses reference cycles that never reach into the instance (see `compile`).
-fn refuse_cycles(schema: &Value) -> Result<(), RegistryError> {
+fn refuse_cycles(schema: &Value, graph: &Graph<'_>) -> Result<(), RegistryError> {
     // Cycles through anchors or dependentSchemas are found on the graph of the schema.
     let through_anchors = || {
-        let graph = super::graph::Graph::new(schema);
         let node = graph.in_place_order().err()?;
         let at = &graph.nodes[node].pointer;
         Some(if at.is_empty() {

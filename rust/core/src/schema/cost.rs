@@ -15,8 +15,6 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use serde_json::Value;
-
 use super::graph::{Edge, Graph};
 use super::RegistryError;
 use crate::error::ErrorCode;
@@ -49,8 +47,7 @@ enum Slot<'a> {
 /// Refuses `schema` (TSR-006) when one value could need more than [`MAX_APPLICATIONS`]
 /// subschema evaluations, for values nested at most `max_depth` levels. Reference cycles and
 /// dangling references are left to compilation, which reports them.
-pub(super) fn check(schema: &Value, max_depth: usize) -> Result<(), RegistryError> {
-    let graph = Graph::new(schema);
+pub(super) fn check(graph: &Graph<'_>, max_depth: usize) -> Result<(), RegistryError> {
     let Ok(order) = graph.in_place_order() else {
         return Ok(());
     };
@@ -60,7 +57,7 @@ pub(super) fn check(schema: &Value, max_depth: usize) -> Result<(), RegistryErro
         position[id] = i;
     }
     let mut analysis = Analysis {
-        graph: &graph,
+        graph,
         position,
         steps: 0,
     };

@@ -117,7 +117,7 @@ impl<'v> Graph<'v> {
                     single_resource = false;
                 }
                 for_each_subschema(m, &pointer, |_, child, child_pointer| {
-                    work.push((child, child_pointer, Some(resource)));
+                    work.push((child, child_pointer(), Some(resource)));
                 });
             }
             nodes.push(Node {
@@ -242,12 +242,12 @@ impl<'v> Graph<'v> {
 pub(super) fn for_each_subschema<'v>(
     map: &'v serde_json::Map<String, Value>,
     pointer: &str,
-    mut f: impl FnMut(Edge<'v>, &'v Value, String),
+    mut f: impl FnMut(Edge<'v>, &'v Value, &dyn Fn() -> String),
 ) {
     // `then` and `else` apply nothing without an `if`.
     let conditional = map.contains_key("if");
     for (key, value) in map {
-        let here = || format!("{pointer}/{}", escape_pointer(key));
+        let here = || child_pointer(pointer, key);
         let one = match key.as_str() {
             "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
                 if let Value::Array(items) = value {
@@ -258,7 +258,7 @@ pub(super) fn for_each_subschema<'v>(
                             "oneOf" => Edge::OneOf,
                             _ => Edge::Prefix(i),
                         };
-                        f(edge, item, format!("{}/{i}", here()));
+                        f(edge, item, &|| child_pointer(&here(), &i.to_string()));
                     }
                 }
                 continue;
@@ -273,8 +273,8 @@ pub(super) fn for_each_subschema<'v>(
                             // Definitions apply nothing; they are reached through `$ref`.
                             _ => None,
                         };
-                        let at = format!("{}/{}", here(), escape_pointer(name));
-                        f(edge.unwrap_or(Edge::Definition), member, at);
+                        let at = || child_pointer(&here(), name);
+                        f(edge.unwrap_or(Edge::Definition), member, &at);
                     }
                 }
                 continue;
@@ -294,6 +294,16 @@ pub(super) fn for_each_subschema<'v>(
             "contentSchema" => Edge::Content,
             _ => continue,
         };
-        f(one, value, here());
+        f(one, value, &here);
     }
+}
+
+/// The pointer of `key` (a member name or an index) under `pointer`.
+fn child_pointer(pointer: &str, key: &str) -> String {
+    let key = escape_pointer(key);
+    let mut at = String::with_capacity(pointer.len() + 1 + key.len());
+    at.push_str(pointer);
+    at.push('/');
+    at.push_str(&key);
+    at
 }

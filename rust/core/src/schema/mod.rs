@@ -173,8 +173,9 @@ impl Registry {
             definition.schema.clone()
         };
         // Before compiling: a schema that would cost exponential work is refused cheaply.
-        cost::check(&compiled, self.limits.max_depth)?;
-        let validator = check::compile::<jsonschema::json::SerdeJson>(&compiled)?;
+        let graph = graph::Graph::new(&compiled);
+        cost::check(&graph, self.limits.max_depth)?;
+        let validator = check::compile::<jsonschema::json::SerdeJson>(&compiled, &graph)?;
         let tool = Arc::new(Tool {
             definition,
             fingerprint,

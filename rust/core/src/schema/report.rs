@@ -162,7 +162,7 @@ fn document_order(instance: &Value, wanted: &[&str]) -> Vec<Option<(usize, usize
                 match v {
                     Value::Object(m) => {
                         for (k, c) in m.iter().rev() {
-                            keys.push(escape_pointer(k));
+                            keys.push(escape_pointer(k).into_owned());
                             work.push(Step::Enter(c, here));
                         }
                     }
