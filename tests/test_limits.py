@@ -429,3 +429,51 @@ def test_text_over_the_size_limit_is_refused_without_being_copied(kind: str) -> 
     growth, *codes = run.stdout.split()
     assert set(codes) == {"TLP-007"}
     assert float(growth) < 0.5, f"peak memory grew by {float(growth):.2f}x the input"
+
+
+# ---- arguments handed in as values ---------------------------------------------------------------
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    """A dict subclass: the quick limits pass reads exact builtin types only and hands the rest
+    to the walk over owned references."""
+
+
+class _Int(int):
+    pass
+
+
+_argument_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.builds(_Int, st.integers(-5, 5))
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=6)
+    | st.sampled_from(["\ud800", "é" * 5]),
+    lambda children: st.lists(children, max_size=3)
+    | st.lists(children, max_size=3).map(tuple)
+    | st.dictionaries(st.text(max_size=3), children, max_size=3)
+    | st.dictionaries(st.text(max_size=3), children, max_size=3).map(_Dict),
+    max_leaves=30,
+)
+
+
+def _outcome(registry: toolmend.ToolRegistry, args: dict[str, object]) -> object:
+    result = registry.try_validate("f", args)
+    return result.ok or [(e.code, e.path) for e in result.errors]
+
+
+@given(
+    args=st.dictionaries(st.text(max_size=3), _argument_values, max_size=4),
+    max_size=st.integers(1, 200),
+    max_depth=st.integers(1, 6),
+)
+def test_the_quick_limits_pass_agrees_with_the_walk(args: dict[str, object], max_size: int, max_depth: int) -> None:
+    # The same arguments under a dict subclass skip the quick pass over borrowed references:
+    # whatever the values, both readings accept or refuse alike, at the same place.
+    registry = toolmend.ToolRegistry(max_size=max_size, max_depth=max_depth)
+    registry.register("f", {"type": "object"})
+    snapshot = repr(args)
+    assert _outcome(registry, args) == _outcome(registry, _Dict(args))
+    assert repr(args) == snapshot

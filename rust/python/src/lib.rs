@@ -11,6 +11,7 @@ mod record;
 mod repair;
 mod schema;
 mod stream;
+mod walk;
 mod wire;
 
 use pyo3::prelude::*;

@@ -16,7 +16,9 @@ use toolmend_core::pipeline::{
     check_reply, new_call_id, CallSource, CheckedCall, Failure, Host, Pipeline, RejectedCall,
 };
 use toolmend_core::schema::{Registry, Tool, Violation};
-use toolmend_core::walk::{check, Budget};
+use toolmend_core::walk::Budget;
+
+use crate::walk::check_limits;
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{bounded_input, class_repr, orjson_dumps, py_value, sorted_json};
@@ -558,7 +560,8 @@ impl<'py> Host for PyHost<'_, 'py> {
 
     fn walk_limits(&self, object: &Obj<'py>, limits: &Limits) -> Result<(), Failure> {
         let mut budget = Budget::new(limits);
-        check(object, &mut budget).map_err(|v| Failure::new(v.code, v.message, &v.suggestion))
+        check_limits(&object.0, &mut budget)
+            .map_err(|v| Failure::new(v.code, v.message, &v.suggestion))
     }
 
     fn text_bytes<'v>(

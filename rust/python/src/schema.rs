@@ -12,16 +12,12 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::dict::BoundDictIterator;
-use pyo3::types::list::BoundListIterator;
-use pyo3::types::tuple::BoundTupleIterator;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple,
-    PyType,
-};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyTuple, PyType};
 use serde_json::Value;
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
-use toolmend_core::walk::{check, not_json, walk, Budget, Key, Node, Tree};
+use toolmend_core::walk::{not_json, walk, Budget};
+
+use crate::walk::check_limits;
 use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
@@ -587,7 +583,7 @@ impl PyToolRegistry {
         // Limits first, without copying; then small arguments are checked in place.
         let mut budget = Budget::new(&limits);
         let args_value = Obj(args.clone());
-        if let Err(violation) = check(&args_value, &mut budget) {
+        if let Err(violation) = check_limits(args, &mut budget) {
             return Ok(Err(vec![violation]));
         }
         let size = limits.max_size - budget.bytes;
@@ -671,130 +667,6 @@ fn schema_value(schema: &Bound<'_, PyAny>) -> PyResult<Value> {
     let mut budget = Budget::new(&Limits::DEFAULT);
     walk::<Obj, true>(&Obj(schema.clone()), 0, &String::new, &mut budget)
         .map_err(|v| PyTypeError::new_err(format!("schema: {}", v.message)))
-}
-
-/// Python objects as the core's walk reads them (`toolmend_core::walk`): what each one is, and
-/// nothing else; the limits, the pointers and the messages are the core's.
-impl<'py> Tree for Obj<'py> {
-    type Key = Obj<'py>;
-    type Entries = std::iter::Map<BoundDictIterator<'py>, fn(Pair<'py>) -> (Obj<'py>, Obj<'py>)>;
-    type Items = Items<'py>;
-
-    #[inline(always)]
-    fn node(&self) -> Node<'_, Self> {
-        let obj = &self.0;
-        // What arguments hold, tested by exact type first (a pointer comparison each); the
-        // subclass checks below cost a call each.
-        if let Ok(s) = obj.cast_exact::<PyString>() {
-            return str_node(s);
-        }
-        if let Ok(d) = obj.cast_exact::<PyDict>() {
-            return dict_node(d);
-        }
-        if obj.is_exact_instance_of::<PyInt>() {
-            return int_node(obj);
-        }
-        if let Ok(l) = obj.cast_exact::<PyList>() {
-            return Node::Array(Items::List(l.clone().into_iter()));
-        }
-        if let Ok(f) = obj.cast_exact::<PyFloat>() {
-            return Node::Float(f.value());
-        }
-        if obj.is_none() {
-            return Node::Null;
-        }
-        if let Ok(b) = obj.cast::<PyBool>() {
-            return Node::Bool(b.is_true());
-        }
-        if let Ok(s) = obj.cast::<PyString>() {
-            return str_node(s);
-        }
-        if obj.is_instance_of::<PyInt>() {
-            return int_node(obj);
-        }
-        if let Ok(f) = obj.cast::<PyFloat>() {
-            return Node::Float(f.value());
-        }
-        if let Ok(d) = obj.cast::<PyDict>() {
-            return dict_node(d);
-        }
-        if let Ok(t) = obj.cast_exact::<PyTuple>() {
-            return Node::Array(Items::Tuple(t.clone().into_iter()));
-        }
-        if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-            return match obj.try_iter() {
-                Ok(items) => Node::Array(Items::Other(items)),
-                Err(_) => Node::NotJson("an array".into()),
-            };
-        }
-        let type_name = obj
-            .get_type()
-            .name()
-            .map(|n| n.to_string())
-            .unwrap_or_else(|_| "object".into());
-        Node::Other(format!("a value of type {type_name}"))
-    }
-}
-
-#[inline(always)]
-fn str_node<'a, 'py>(s: &'a Bound<'py, PyString>) -> Node<'a, Obj<'py>> {
-    match s.to_str() {
-        Ok(text) => Node::Str(text),
-        Err(_) => Node::NotJson("a string with lone surrogates".into()),
-    }
-}
-
-#[inline(always)]
-fn dict_node<'a, 'py>(d: &'a Bound<'py, PyDict>) -> Node<'a, Obj<'py>> {
-    let pair: fn(Pair<'py>) -> (Obj<'py>, Obj<'py>) = |(k, v)| (Obj(k), Obj(v));
-    Node::Object(d.iter().map(pair), d.len())
-}
-
-fn int_node<'a, 'py>(obj: &Bound<'py, PyAny>) -> Node<'a, Obj<'py>> {
-    if let Ok(i) = obj.extract::<i64>() {
-        return Node::Int(i.into());
-    }
-    if let Ok(u) = obj.extract::<u64>() {
-        return Node::Int(u.into());
-    }
-    match obj.call_method0("bit_length").and_then(|b| b.extract()) {
-        Ok(bits) => Node::BigInt {
-            bits,
-            approx: obj.extract::<f64>().ok(),
-        },
-        Err(_) => Node::NotJson("an integer too large".into()),
-    }
-}
-
-/// An array's items: a list or tuple read by index, anything else through its iterator.
-pub(crate) enum Items<'py> {
-    List(BoundListIterator<'py>),
-    Tuple(BoundTupleIterator<'py>),
-    Other(Bound<'py, PyIterator>),
-}
-
-impl<'py> Iterator for Items<'py> {
-    type Item = Result<Obj<'py>, ()>;
-
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            Items::List(items) => items.next().map(|item| Ok(Obj(item))),
-            Items::Tuple(items) => items.next().map(|item| Ok(Obj(item))),
-            Items::Other(items) => items.next().map(|item| item.map(Obj).map_err(drop)),
-        }
-    }
-}
-
-type Pair<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
-
-impl Key for Obj<'_> {
-    fn text(&self) -> Result<&str, &'static str> {
-        match self.0.cast::<PyString>() {
-            Ok(s) => s.to_str().map_err(|_| "a key with lone surrogates"),
-            Err(_) => Err("a key that is not a string"),
-        }
-    }
 }
 
 /// serde value -> Python object (for schemas handed back): its JSON text built by jiter.
