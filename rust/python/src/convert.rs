@@ -322,6 +322,29 @@ pub(crate) fn strict_objects<'py>(
     }))
 }
 
+/// orjson's objects for strict JSON text held by Rust, read through a memoryview (no copy), when
+/// they stand for the text (see `strict_objects`) and nest at most `max_depth` deep; None when
+/// orjson refuses the text or fails.
+pub(crate) fn orjson_objects<'py>(
+    py: Python<'py>,
+    json: &[u8],
+    max_depth: usize,
+) -> Option<Bound<'py, PyAny>> {
+    /// The buffer is read-only (CPython's PyBUF_READ).
+    const READ_ONLY: std::ffi::c_int = 0x100;
+    let size = ffi::Py_ssize_t::try_from(json.len()).ok()?;
+    // SAFETY: the view lends `json` to this call only: orjson keeps no reference to its input,
+    // and the view is released (unusable from then on) before `json` can go.
+    let view = unsafe {
+        let ptr = ffi::PyMemoryView_FromMemory(json.as_ptr().cast_mut().cast(), size, READ_ONLY);
+        Bound::from_owned_ptr_or_err(py, ptr).ok()?
+    };
+    let loaded = orjson_loads(py, &view).ok().flatten();
+    view.call_method0(pyo3::intern!(py, "release")).ok()?;
+    // SAFETY: as in `strict_objects`.
+    loaded.filter(|value| unsafe { objects_stand(value.as_ptr(), max_depth) })
+}
+
 /// Doubles from 2^63 on may be integers orjson could not hold exactly.
 const INEXACT_INTEGERS_FROM: f64 = 9_223_372_036_854_775_808.0;
 

@@ -13,7 +13,8 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use toolmend_core::{Error, ErrorCode, Limits, RepairKind, Repaired};
 
 use crate::convert::{
-    bounded_input, class_repr, detach_if_large, py_value, python_objects, strict_objects,
+    bounded_input, class_repr, detach_if_large, orjson_objects, py_value, python_objects,
+    strict_objects,
 };
 use crate::error::parse_error;
 use crate::record::{reduce, Record, Reduced};
@@ -379,7 +380,7 @@ pub(crate) fn fast_load<'py>(
     bytes: &[u8],
     limits: &Limits,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if bytes.len() > limits.max_size {
+    if bytes.len() > limits.max_size || toolmend_core::repair::plainly_broken(bytes) {
         return Ok(None);
     }
     strict_objects(py, text, limits.max_depth)
@@ -400,7 +401,7 @@ pub(crate) fn mend_for_loads(
     }
 }
 
-/// The last stage: the mended text as Python objects (jiter), numbers past a double refused.
+/// The last stage: the mended text as Python objects, numbers past a double refused.
 pub(crate) fn build_loaded<'py>(
     py: Python<'py>,
     bytes: &[u8],
@@ -411,10 +412,13 @@ pub(crate) fn build_loaded<'py>(
         Ok(done) => done,
         Err(e) => return Err(LoadError::Core(e)),
     };
-    let value = match python_objects(py, json.as_bytes()) {
-        Ok(value) => value,
-        Err(e) => return Err(LoadError::Python(e)),
-    };
+    // orjson builds objects fastest, and those it hands back are in range (finite doubles,
+    // 64-bit integers: see `objects_stand`); what it refuses (an integer past 64 bits, say),
+    // jiter builds, and those are checked.
+    if let Some(value) = orjson_objects(py, json.as_bytes(), limits.max_depth) {
+        return Ok((value, log));
+    }
+    let value = python_objects(py, json.as_bytes()).map_err(LoadError::Python)?;
     if holds_out_of_range(&value, limits.max_depth) {
         // Positions are the input's; a number the repair pass moved is found in its output.
         let position = toolmend_core::limits::first_number_out_of_range(bytes)

@@ -73,6 +73,25 @@ pub fn ends_cut_off(input: &[u8], repairs: &[Repair]) -> bool {
     })
 }
 
+/// Whether `input` plainly is not one strict JSON value: it opens an object or array and does not
+/// end with its closer (cut-off or unclosed arguments), or a `,` or `:` comes right before that
+/// closer (a trailing comma). A look at the last bytes, never wrong about valid text: callers skip
+/// a strict parse that would read all of it only to refuse it at the end.
+pub fn plainly_broken(input: &[u8]) -> bool {
+    let text = input.trim_ascii();
+    let closer = match text.first() {
+        Some(b'{') => b'}',
+        Some(b'[') => b']',
+        _ => return false,
+    };
+    match text.split_last() {
+        Some((&last, rest)) if last == closer => {
+            matches!(rest.trim_ascii_end().last(), Some(b',' | b':'))
+        }
+        _ => true,
+    }
+}
+
 /// Checks that `input` is one strict JSON value (RFC 8259, UTF-8, no lone surrogate escapes)
 /// within the limits.
 pub fn validate(input: &[u8], limits: &Limits) -> Result<(), Error> {

@@ -841,3 +841,76 @@ fn python_containers_backticks_spaces_units_and_keys_after_an_open_array() {
         assert_eq!(fixed(input), want, "{input}");
     }
 }
+
+#[test]
+fn plainly_broken_is_never_said_of_valid_text() {
+    for valid in [
+        r#"{"a": 1}"#,
+        " [1, 2] \n",
+        r#""{""#,
+        r#"{"a": ",}"}"#,
+        "[[],{}]",
+        "12",
+        "{}",
+        "[]",
+    ] {
+        assert!(!plainly_broken(valid.as_bytes()), "{valid}");
+        assert!(
+            validate(valid.as_bytes(), &Limits::DEFAULT).is_ok(),
+            "{valid}"
+        );
+    }
+    for cut in [
+        r#"{"a": 1"#,
+        r#"{"a": "x"#,
+        "[1, 2,",
+        "{",
+        "[",
+        r#"{"a": [1]"#,
+        r#"{"a": 1,}"#,
+        "[1, ]",
+        r#"{"a": }"#,
+    ] {
+        assert!(plainly_broken(cut.as_bytes()), "{cut}");
+    }
+    // Not plainly: left to the strict parse (a cut inside a string may end with a brace).
+    for unsure in [
+        "",
+        "   ",
+        r#"{"a": 1}}"#,
+        r#"{"a": "x}"#,
+        "tru",
+        r#"'{"a": 1'"#,
+    ] {
+        assert!(!plainly_broken(unsure.as_bytes()), "{unsure}");
+    }
+}
+
+fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(serde_json::Value::Null),
+        any::<bool>().prop_map(serde_json::Value::from),
+        any::<i64>().prop_map(serde_json::Value::from),
+        "[a-z,:{}\\[\\] \"]{0,6}".prop_map(serde_json::Value::from),
+    ];
+    leaf.prop_recursive(4, 40, 5, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..5).prop_map(serde_json::Value::from),
+            proptest::collection::btree_map("[a-z,}\\]]{0,4}", inner, 0..5)
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest::proptest! {
+    #[test]
+    fn valid_text_is_never_plainly_broken(value in json_value(), pretty: bool) {
+        let text = if pretty {
+            serde_json::to_string_pretty(&value).unwrap()
+        } else {
+            serde_json::to_string(&value).unwrap()
+        };
+        proptest::prop_assert!(!plainly_broken(text.as_bytes()), "{}", text);
+    }
+}
