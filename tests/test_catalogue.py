@@ -71,6 +71,13 @@ def test_docs_errors_md_is_generated_from_the_catalogue() -> None:
         assert info.cause in section and info.fix in section
 
 
+def test_troubleshooting_has_an_entry_for_every_code() -> None:
+    # Each code links to its catalogue section from a line saying what to do about it.
+    text = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    missing = [code for code in ERROR_CODES if f"(errors.md#{code.lower()})" not in text]
+    assert missing == [], f"docs/troubleshooting.md has no entry for {missing}"
+
+
 def test_docs_check_mode_reports_drift(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 

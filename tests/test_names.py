@@ -187,4 +187,4 @@ def test_stream_events_are_of_the_kinds_stream_event_kind_names() -> None:
     ):
         seen += [event.kind for event in acc.feed(chunk)]
     assert set(seen) == {kind.value for kind in StreamEventKind}
-    assert all(StreamEventKind(kind) == kind for kind in seen)
+    assert all(type(kind) is StreamEventKind and StreamEventKind(kind) == kind for kind in seen)

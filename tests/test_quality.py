@@ -1,6 +1,6 @@
 """The mending harnesses of benches/quality.py hold their figures: agreement on the peers' kinds of
 cases, exact recovery of real argument shapes under seeded faults, and calls read from every format.
-Each figure is the issue's target; a change that loses cases fails here with the texts it missed."""
+Each figure is a floor the harness has reached; a change that loses cases fails here with the texts it missed."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import toolmend
 from toolmend import ParseError, Repair, RepairError
 
 # The reference cases of the repair rules, with exact outputs and repair kinds.
-SEED_CASES = [
+REFERENCE_CASES = [
     ('{"path": "test.txt",}', '{"path": "test.txt"}', ["trailing_comma"]),
     ('{"items": [1, 2, 3,]}', '{"items": [1, 2, 3]}', ["trailing_comma"]),
     ('{"path": "test.txt"', '{"path": "test.txt"}', ["missing_closing_brace"]),
@@ -41,8 +41,8 @@ SEED_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("broken", "expected", "kinds"), SEED_CASES)
-def test_seed_examples_are_repaired_exactly(broken: str, expected: str, kinds: list[str]) -> None:
+@pytest.mark.parametrize(("broken", "expected", "kinds"), REFERENCE_CASES)
+def test_reference_cases_are_repaired_exactly(broken: str, expected: str, kinds: list[str]) -> None:
     result = toolmend.repair(broken)
     assert result.ok and result.repaired
     assert result.json == expected
@@ -141,7 +141,7 @@ def test_loads_builds_python_objects_up_to_its_own_depth(broken: bool) -> None:
     assert toolmend.repair("[" * (deepest + 1), max_depth=10 * deepest).ok
 
 
-def test_seed_ten_thousand_braces_case() -> None:
+def test_ten_thousand_braces_fail_on_depth_or_finish_inside_the_deadline() -> None:
     # 10,000 '{' and 9,999 '}' with a 10 ms deadline: refused on depth by default; with the depth
     # limit lifted the linear engine finishes inside the deadline (no timeout).
     text = "{" * 10_000 + "}" * 9_999

@@ -1,5 +1,6 @@
-"""The seed's injection payloads are refused with the right codes, and no argument value reaches a log
-record at INFO or above on any path (registry, parse_response, the Ollama client)."""
+"""Hostile arguments (path traversal, shell text, wrong types and cases, oversized and deep values) are refused
+with the right codes, and no argument value reaches a log record at INFO or above on any path (registry,
+parse_response, the Ollama client)."""
 
 from __future__ import annotations
 

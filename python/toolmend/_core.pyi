@@ -2,6 +2,8 @@
 
 from typing import Any, Collection, Iterable, Literal, Mapping, TypeVar, Union, final, overload
 
+from toolmend._states import StreamEventKind
+
 _M = TypeVar("_M")
 
 __version__: str
@@ -465,8 +467,9 @@ class StreamEvent:
     ) -> None: ...
 
     @property
-    def kind(self) -> str:
-        """"started", "name", "arguments", "completed" or "failed"."""
+    def kind(self) -> StreamEventKind:
+        """What happened: a StreamEventKind, equal to its value ("started", "name", "arguments", "completed"
+        or "failed")."""
     @property
     def index(self) -> int:
         """The call's index."""

@@ -6,6 +6,7 @@
 use jiter::{PartialMode, PythonParse, StringCacheMode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use toolmend_core::pipeline::{check_stream, Candidate, Pipeline};
 use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
@@ -69,21 +70,47 @@ impl ToolCallDelta {
 
 /// What a chunk caused: `kind` is "started", "name", "arguments", "completed" or "failed";
 /// `text` is what was appended (name or arguments); `code` and `message` say why a call failed.
-#[pyclass(module = "toolmend", frozen, get_all, freelist = 64)]
+#[pyclass(module = "toolmend", frozen, freelist = 64)]
 pub struct StreamEvent {
     kind: &'static str,
+    #[pyo3(get)]
     index: usize,
+    #[pyo3(get)]
     id: Option<String>,
     /// For "arguments": the JSON Pointer of the value the appended text ended in ("/content"),
     /// None when the arguments are not strict JSON so far.
+    #[pyo3(get)]
     path: Option<String>,
+    #[pyo3(get)]
     text: Option<String>,
+    #[pyo3(get)]
     code: Option<&'static str>,
+    #[pyo3(get)]
     message: Option<String>,
 }
 
+/// StreamEventKind's members by value, looked up once per interpreter.
+static EVENT_KINDS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+
 #[pymethods]
 impl StreamEvent {
+    /// The StreamEventKind member (a StrEnum: equal to its plain value, "arguments" say).
+    #[getter]
+    fn kind<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let members = EVENT_KINDS.get_or_try_init(py, || {
+            py.import("toolmend._states")?
+                .getattr("StreamEventKind")?
+                .getattr("_value2member_map_")?
+                .cast_into::<PyDict>()
+                .map(Bound::unbind)
+                .map_err(PyErr::from)
+        })?;
+        members
+            .bind(py)
+            .get_item(self.kind)?
+            .ok_or_else(|| PyValueError::new_err(format!("not an event kind: {:?}", self.kind)))
+    }
+
     /// An event built by hand (to replay a stream); `kind` and `code` are checked.
     #[new]
     #[pyo3(signature = (kind, index=0, id=None, path=None, text=None, code=None, message=None))]

@@ -224,7 +224,7 @@ pub(super) static FORMATS: &[Format] = &[
 /// the whole reply) and bare pythonic lists.
 pub const BARE_JSON: &str = "bare_json";
 /// JSON call objects anywhere in prose, even amid other text with no registry to vouch for
-/// the name (seed 001's Lenient).
+/// the name (the most lenient preset).
 pub const ANY_JSON: &str = "any_json";
 pub const PYTHONIC: &str = "pythonic";
 

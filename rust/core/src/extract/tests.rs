@@ -395,7 +395,7 @@ fn text_after_a_fenced_value_reads_alike_whole_or_streamed() {
     assert_eq!(whole_text, "\u{4}\0\0\n```");
 }
 
-/// Found in review: a block over max_buffer that ended inside one token was given back together
+/// A block over max_buffer that ended inside one token was given back together
 /// with the calls after it, which a split of the same text finds.
 #[test]
 fn calls_after_an_oversize_block_are_found_whole_or_streamed() {

@@ -109,7 +109,9 @@ pub fn validate(input: &[u8], limits: &Limits) -> Result<(), Error> {
 /// an empty log; anything else is mended in one pass, or refused with a coded error.
 pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Error> {
     limits.check_size(input.len())?;
-    let valid = std::str::from_utf8(input).ok().filter(|_| !plainly_broken(input));
+    let valid = std::str::from_utf8(input)
+        .ok()
+        .filter(|_| !plainly_broken(input));
     if let Some(valid) = valid {
         match Engine::<true>::new(input, limits, limits.deadline()).run() {
             Ok(()) => {

@@ -486,8 +486,8 @@ fn limits_are_enforced_with_their_codes() {
 }
 
 #[test]
-fn seed_ten_thousand_braces_fail_on_depth_or_finish_fast_when_allowed() {
-    // The seed's pathological case: 10,000 '{' then 9,999 '}' with a 10 ms deadline. With the
+fn ten_thousand_braces_fail_on_depth_or_finish_fast_when_allowed() {
+    // A pathological case: 10,000 '{' then 9,999 '}' with a 10 ms deadline. With the
     // default depth limit it is refused at once (TLP-008, depth); with the limit lifted the
     // engine is linear and finishes inside the deadline instead of timing out.
     let input = format!("{}{}", "{".repeat(10_000), "}".repeat(9_999));
