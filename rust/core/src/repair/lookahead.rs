@@ -9,13 +9,17 @@
 //! - **A window.** `looks_like_key` reads at most `LOOKAHEAD` bytes; `comment_len` looks for a
 //!   comment's end within `COMMENT_WINDOW` bytes; `looks_like_element`, `quote_looks_closed`,
 //!   `scan::literal_at` and `scan::curly_quote_at` read a few bytes past those.
-//! - **Bytes the engine consumes next.** Whitespace (`what_follows`, the start of
+//! - **Bytes the engine consumes next.** `number_runs_on` and `word_ends_at_delimiter` read the
+//!   number-like run or the word the engine then consumes, and the spaces after it (a key after
+//!   those is looked for within the window). Whitespace (`what_follows`, the start of
 //!   `skip_ws_and_comments`) is only ever scanned from just past a byte that is not whitespace,
 //!   so two scans never share a byte. `call_wrapper_at` reads an identifier that the word or the
 //!   call then consumes. `structure_before_next_quote` reads up to the next closing quote of the
 //!   string it is in, where the string loop goes on, so the stretches it reads for one kind of
 //!   quote are disjoint. `key_after_unclosed_value` reads back over the whitespace before a
-//!   quote, down to the byte before it, which is not whitespace. `escaped_json_at` runs once.
+//!   quote, down to the byte before it, which is not whitespace. `escaped_json_at` runs once, and
+//!   so do `fenced_string_end` and `closers_end`: they look back over a string that ran to the
+//!   end of the input, which is then over.
 //! - **A memo of how far a scan reached**, where neither holds. A run of short comments can be
 //!   long, and a string left open can hold quotes inside those comments, each of which asks
 //!   whether it closes the string by skipping the comments after it: `skip_ws_and_comments`
@@ -229,6 +233,52 @@ pub(super) fn escaped_json_at(text: &[u8]) -> Option<usize> {
     (matches!(text.get(start), Some(b'{' | b'['))
         && text[inner.min(text.len())..].starts_with(b"\\\""))
     .then_some(inner)
+}
+
+/// Whether the number-like run at `i` goes on into more text on its line before a delimiter:
+/// `1/3`, `12345/67890`, `0.0.1 2`. Not when a comment, a quote or a key follows (`1 // n`,
+/// `1 "b": 2`, `1 b: 2`: a comma is missing there).
+pub(super) fn number_runs_on(src: &[u8], i: usize) -> bool {
+    let mut j = i;
+    while j < src.len()
+        && matches!(
+            src[j],
+            b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'_'
+        )
+    {
+        j += 1;
+    }
+    let run_end = j;
+    while j < src.len() && matches!(src[j], b' ' | b'\t') {
+        j += 1;
+    }
+    match src.get(j) {
+        Some(b'/') => j == run_end && src.get(j + 1).is_some_and(u8::is_ascii_digit),
+        Some(&c) if c.is_ascii_digit() => j > run_end && !looks_like_key(src, j),
+        // `"weight": 5 kg`: a unit after the number, not a key with its comma missing.
+        Some(&c) if c.is_ascii_alphabetic() => {
+            j > run_end && !looks_like_key(src, j) && literal_at(src, j).is_none()
+        }
+        _ => false,
+    }
+}
+
+/// Whether the word at `i` (an identifier, then spaces or tabs) is followed by a delimiter or
+/// the end of the input: a literal there stands alone (`true,`), not as the start of prose.
+pub(super) fn word_ends_at_delimiter(src: &[u8], i: usize) -> bool {
+    let mut i = i;
+    while i < src.len() && is_ident(src[i]) {
+        i += 1;
+    }
+    while i < src.len() && matches!(src[i], b' ' | b'\t') {
+        i += 1;
+    }
+    src.get(i).is_none_or(|&c| {
+        matches!(
+            c,
+            b',' | b'}' | b']' | b')' | b'\n' | b'\r' | b'/' | b'"' | b'\'' | b'#'
+        )
+    })
 }
 
 impl<const STRICT: bool> Engine<'_, STRICT> {
@@ -610,5 +660,51 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             self.src.get(self.skip_ws_and_comments(i + 1)),
             Some(b'"' | b'\'')
         )
+    }
+}
+
+/// Look-behinds over a string that runs to the end of the input.
+impl<const STRICT: bool> Engine<'_, STRICT> {
+    /// Where a string that runs to the end of the input (`end`) really ends, when its text
+    /// closes with a fence (before the fence and the closers and whitespace in front of it), or
+    /// with exactly the closers of every container open (`{"msg": "hello}`: only the quote was
+    /// forgotten).
+    pub(super) fn fenced_string_end(&self, content_start: usize, end: usize) -> Option<usize> {
+        let src = self.src;
+        let text = src[content_start..end].trim_ascii_end();
+        if self.stack.is_empty() {
+            return None;
+        }
+        if !text.ends_with(b"```") {
+            return self.closers_end(content_start, content_start + text.len());
+        }
+        let mut at = content_start + text.len() - 3;
+        while at > content_start
+            && matches!(src[at - 1], b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+        {
+            at -= 1;
+        }
+        // A fence opened inside the string (code in a file's content) is the string's own.
+        (!src[content_start..at].windows(3).any(|w| w == b"```")).then_some(at)
+    }
+
+    /// Where the closers of every open container, innermost first, end the text from
+    /// `content_start` to `end` (whitespace between them allowed): the position of the first.
+    fn closers_end(&self, content_start: usize, end: usize) -> Option<usize> {
+        let src = self.src;
+        let mut at = end;
+        // Outermost first from the end of the text.
+        for frame in self.stack.iter().filter(|f| **f != Frame::Brace) {
+            while at > content_start && is_ws(src[at - 1]) {
+                at -= 1;
+            }
+            let closer = if *frame == Frame::Array { b']' } else { b'}' };
+            if at == content_start || src[at - 1] != closer {
+                return None;
+            }
+            at -= 1;
+        }
+        // The text before the closers must be the value's own, not empty.
+        (at > content_start && at < end).then_some(at)
     }
 }

@@ -2,7 +2,7 @@
 //! literals, unquoted strings).
 
 use super::engine::{Engine, Frame};
-use super::lookahead::looks_like_key;
+use super::lookahead::{looks_like_key, number_runs_on, word_ends_at_delimiter};
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::scan::{self, is_ident, is_ws, literal_at, Literal};
@@ -106,21 +106,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     pub(super) fn word(&mut self, at_root: bool) -> Result<(), Error> {
         let src = self.src;
         let start = self.pos;
-        let literal = literal_at(src, start).filter(|_| {
-            let mut i = start;
-            while i < src.len() && is_ident(src[i]) {
-                i += 1;
-            }
-            while i < src.len() && matches!(src[i], b' ' | b'\t') {
-                i += 1;
-            }
-            src.get(i).is_none_or(|&c| {
-                matches!(
-                    c,
-                    b',' | b'}' | b']' | b')' | b'\n' | b'\r' | b'/' | b'"' | b'\'' | b'#'
-                )
-            })
-        });
+        let literal = literal_at(src, start).filter(|_| word_ends_at_delimiter(src, start));
         if let Some(literal) = literal {
             let (text, kind): (&[u8], _) = match literal {
                 Literal::True => (b"true", None),
@@ -197,34 +183,6 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 .collect::<Vec<_>>(),
         );
         Ok(())
-    }
-}
-
-/// Whether the number-like run at `i` goes on into more text on its line before a delimiter:
-/// `1/3`, `12345/67890`, `0.0.1 2`. Not when a comment, a quote or a key follows (`1 // n`,
-/// `1 "b": 2`, `1 b: 2`: a comma is missing there).
-fn number_runs_on(src: &[u8], i: usize) -> bool {
-    let mut j = i;
-    while j < src.len()
-        && matches!(
-            src[j],
-            b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E' | b'_'
-        )
-    {
-        j += 1;
-    }
-    let run_end = j;
-    while j < src.len() && matches!(src[j], b' ' | b'\t') {
-        j += 1;
-    }
-    match src.get(j) {
-        Some(b'/') => j == run_end && src.get(j + 1).is_some_and(u8::is_ascii_digit),
-        Some(&c) if c.is_ascii_digit() => j > run_end && !looks_like_key(src, j),
-        // `"weight": 5 kg`: a unit after the number, not a key with its comma missing.
-        Some(&c) if c.is_ascii_alphabetic() => {
-            j > run_end && !looks_like_key(src, j) && literal_at(src, j).is_none()
-        }
-        _ => false,
     }
 }
 

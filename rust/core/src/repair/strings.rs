@@ -1,7 +1,7 @@
 //! Strings: their delimiters, escapes, control characters and inner quotes, bare keys, and
 //! JavaScript concatenation.
 
-use super::engine::{Engine, Frame};
+use super::engine::Engine;
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::scan::{self, is_ws, Delimiter};
@@ -144,49 +144,6 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 }
             }
         }
-    }
-
-    /// Where a string that runs to the end of the input (`end`) really ends, when its text
-    /// closes with a fence (before the fence and the closers and whitespace in front of it), or
-    /// with exactly the closers of every container open (`{"msg": "hello}`: only the quote was
-    /// forgotten).
-    fn fenced_string_end(&self, content_start: usize, end: usize) -> Option<usize> {
-        let src = self.src;
-        let text = src[content_start..end].trim_ascii_end();
-        if self.stack.is_empty() {
-            return None;
-        }
-        if !text.ends_with(b"```") {
-            return self.closers_end(content_start, content_start + text.len());
-        }
-        let mut at = content_start + text.len() - 3;
-        while at > content_start
-            && matches!(src[at - 1], b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-        {
-            at -= 1;
-        }
-        // A fence opened inside the string (code in a file's content) is the string's own.
-        (!src[content_start..at].windows(3).any(|w| w == b"```")).then_some(at)
-    }
-
-    /// Where the closers of every open container, innermost first, end the text from
-    /// `content_start` to `end` (whitespace between them allowed): the position of the first.
-    fn closers_end(&self, content_start: usize, end: usize) -> Option<usize> {
-        let src = self.src;
-        let mut at = end;
-        // Outermost first from the end of the text.
-        for frame in self.stack.iter().filter(|f| **f != Frame::Brace) {
-            while at > content_start && is_ws(src[at - 1]) {
-                at -= 1;
-            }
-            let closer = if *frame == Frame::Array { b']' } else { b'}' };
-            if at == content_start || src[at - 1] != closer {
-                return None;
-            }
-            at -= 1;
-        }
-        // The text before the closers must be the value's own, not empty.
-        (at > content_start && at < end).then_some(at)
     }
 
     fn push_control(&mut self, b: u8) {
