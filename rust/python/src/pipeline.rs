@@ -88,11 +88,7 @@ impl Record for ToolCall {
 }
 
 impl ToolCall {
-    pub(crate) fn index(&self) -> usize {
-        self.index
-    }
-
-    fn from_checked(py: Python<'_>, call: CheckedCall<Obj<'_>>) -> Self {
+    pub(crate) fn from_checked(py: Python<'_>, call: CheckedCall<Obj<'_>>) -> Self {
         ToolCall {
             id: call
                 .id
@@ -308,11 +304,7 @@ impl Record for ToolCallError {
 }
 
 impl ToolCallError {
-    pub(crate) fn index(&self) -> usize {
-        self.index
-    }
-
-    fn from_rejected(py: Python<'_>, rejected: RejectedCall<Obj<'_>>) -> PyResult<Self> {
+    pub(crate) fn from_rejected(py: Python<'_>, rejected: RejectedCall<Obj<'_>>) -> PyResult<Self> {
         let failure = rejected.failure;
         Ok(ToolCallError {
             code: failure.code.as_str(),

@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
-use toolmend_core::pipeline::{check_stream, Candidate, Pipeline};
+use toolmend_core::pipeline::{check_stream, check_text_events, Pipeline, TextItem};
 use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
 use toolmend_core::wire::{is_limit_reason, StreamReader};
 use toolmend_core::{ErrorCode, Limits};
@@ -17,7 +17,7 @@ use crate::convert::{class_repr, input_bytes, py_value, python_objects};
 use crate::error::parse_error;
 use crate::partial::{PyBuilder, PyViews};
 use crate::pipeline::PyHost;
-use crate::pipeline::{into_classes, ParseResult};
+use crate::pipeline::{ParseResult, ToolCall, ToolCallError};
 use crate::record::{reduce, same_state, Record, Reduced};
 use crate::schema::PyToolRegistry;
 use crate::wire::{plain, Obj, PyParser};
@@ -482,46 +482,37 @@ impl TextCallParser {
 }
 
 impl TextCallParser {
+    /// Text and checked calls as Python values, in the order they stood (see
+    /// `toolmend_core::pipeline::check_text_events`).
     fn convert(
         &mut self,
         py: Python<'_>,
         events: Vec<toolmend_core::extract::TextEvent>,
         cut_by_length: bool,
     ) -> PyResult<Vec<Py<PyAny>>> {
-        use toolmend_core::extract::TextEvent;
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
         let host = PyHost::new(py, registry.as_deref());
-        let mut out = Vec::new();
-        // Only the last block can be what the limit cut.
-        let last_calls = events
-            .iter()
-            .rposition(|e| matches!(e, TextEvent::Calls(_)));
-        for (i, event) in events.into_iter().enumerate() {
-            match event {
-                TextEvent::Text(text) => out.push(PyString::new(py, &text).into_any().unbind()),
-                TextEvent::Calls(found) => {
-                    let mut pipeline = Pipeline::new(&host, self.limits, true)
-                        .allow_truncated(self.allow_truncated);
-                    pipeline.set_cut_by_length(cut_by_length && Some(i) == last_calls);
-                    for call in found {
-                        pipeline.run(Candidate::found(&host, call, self.next_index))?;
-                        self.next_index += 1;
+        let items = check_text_events(
+            &host,
+            self.limits,
+            self.allow_truncated,
+            events,
+            &mut self.next_index,
+            cut_by_length,
+        )?;
+        items
+            .into_iter()
+            .map(|item| {
+                Ok(match item {
+                    TextItem::Text(text) => PyString::new(py, &text).into_any().unbind(),
+                    TextItem::Call(call) => {
+                        Py::new(py, ToolCall::from_checked(py, call))?.into_any()
                     }
-                    pipeline.settle_cut_off();
-                    // In the order they were found.
-                    let (calls, errors) = into_classes(py, pipeline)?;
-                    let mut items: Vec<(usize, Py<PyAny>)> = Vec::new();
-                    for call in calls {
-                        items.push((call.index(), Py::new(py, call)?.into_any()));
+                    TextItem::Refused(error) => {
+                        Py::new(py, ToolCallError::from_rejected(py, error)?)?.into_any()
                     }
-                    for error in errors {
-                        items.push((error.index(), Py::new(py, error)?.into_any()));
-                    }
-                    items.sort_by_key(|(i, _)| *i);
-                    out.extend(items.into_iter().map(|(_, item)| item));
-                }
-            }
-        }
-        Ok(out)
+                })
+            })
+            .collect()
     }
 }

@@ -29,7 +29,7 @@ use crate::schema::{Registry, Tool, Violation};
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{ErrorOf, JsonLike};
 
-pub use reply::{check_message, check_reply, check_stream};
+pub use reply::{check_message, check_reply, check_stream, check_text_events, TextItem};
 pub use serde_host::SerdeHost;
 
 /// Where a call was found.

@@ -1,11 +1,12 @@
 //! The calls of a whole reply and of a stream's assembled calls, through the pipeline.
 
 use crate::error::ErrorCode;
-use crate::extract::{text_calls_in, Formats};
+use crate::extract::{text_calls_in, Formats, TextEvent};
+use crate::limits::Limits;
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{call_entry, ErrorOf, Reply, ReplyMessage};
 
-use super::{Arguments, CallSource, Candidate, Failure, Host, Pipeline};
+use super::{Arguments, CallSource, Candidate, CheckedCall, Failure, Host, Pipeline, RejectedCall};
 
 /// Checks a reply's calls, choice by choice (see [`check_message`]); a provider's error or a
 /// body that is no reply is one error at index 0. Returns the text of the first message.
@@ -128,4 +129,60 @@ pub fn check_stream<H: Host>(
     }
     pipeline.settle_cut_off();
     Ok(())
+}
+
+/// What streamed text gave, checked: text as it stood, or a call found in it, taken or refused.
+#[derive(Debug)]
+pub enum TextItem<V> {
+    Text(String),
+    Call(CheckedCall<V>),
+    Refused(RejectedCall<V>),
+}
+
+/// Checks what a text parser handed out (`extract::TextCallParser`): each block of calls runs
+/// through a pipeline of its own, its calls numbered on from `next_index`. With `cut_by_length`
+/// (the reply stopped at the token limit) only the last block can be what the limit cut. Text
+/// and results come back in the order they stood, a block's calls and refusals by index.
+pub fn check_text_events<H: Host>(
+    host: &H,
+    limits: Limits,
+    allow_truncated: bool,
+    events: Vec<TextEvent>,
+    next_index: &mut usize,
+    cut_by_length: bool,
+) -> Result<Vec<TextItem<H::Value>>, ErrorOf<H::Value>> {
+    let last_block = events
+        .iter()
+        .rposition(|e| matches!(e, TextEvent::Calls(_)));
+    let mut out = Vec::with_capacity(events.len());
+    for (i, event) in events.into_iter().enumerate() {
+        let found = match event {
+            TextEvent::Text(text) => {
+                out.push(TextItem::Text(text));
+                continue;
+            }
+            TextEvent::Calls(found) => found,
+        };
+        let mut pipeline = Pipeline::new(host, limits, true).allow_truncated(allow_truncated);
+        pipeline.set_cut_by_length(cut_by_length && Some(i) == last_block);
+        for call in found {
+            pipeline.run(Candidate::found(host, call, *next_index))?;
+            *next_index += 1;
+        }
+        pipeline.settle_cut_off();
+        let mut block: Vec<(usize, TextItem<H::Value>)> = pipeline
+            .calls
+            .into_iter()
+            .map(|c| (c.index, TextItem::Call(c)))
+            .chain(
+                pipeline
+                    .errors
+                    .into_iter()
+                    .map(|e| (e.index, TextItem::Refused(e))),
+            )
+            .collect();
+        block.sort_by_key(|(index, _)| *index);
+        out.extend(block.into_iter().map(|(_, item)| item));
+    }
+    Ok(out)
 }

@@ -463,3 +463,54 @@ fn at_the_limit_the_last_call_mended_in_any_way_is_cut_and_unreadable_arguments_
     let marks: Vec<bool> = pipeline.calls.iter().map(|c| c.truncated).collect();
     assert_eq!((marks, pipeline.errors.len()), (vec![false, true], 0));
 }
+
+#[test]
+fn text_events_come_back_in_order_numbered_on_and_only_the_last_block_is_cut() {
+    let mut parser = crate::extract::TextCallParser::new(no_deadline(), 50_000);
+    let mut events = parser.feed(
+        "First <tool_call>{\"name\": \"a\", \"arguments\": {\"x\": 1}</tool_call> then \
+         <tool_call>{\"name\": \"c\", \"arguments\": {\"z\": 1}",
+    );
+    events.extend(parser.flush());
+    let host = SerdeHost::new(None);
+    let mut next_index = 5;
+    let items = check_text_events(
+        &host,
+        no_deadline(),
+        false,
+        events.clone(),
+        &mut next_index,
+        true,
+    )
+    .unwrap();
+    let shown: Vec<String> = items
+        .iter()
+        .map(|item| match item {
+            TextItem::Text(t) => format!("text {}", t.trim()),
+            TextItem::Call(c) => format!("call {} {}", c.index, c.name),
+            TextItem::Refused(e) => format!("refused {} {}", e.index, e.failure.code.as_str()),
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "text First",
+            "call 5 \"a\"",
+            "text then",
+            "refused 6 TLP-010"
+        ]
+    );
+    assert_eq!(next_index, 7);
+    // Both blocks lack a brace; at the limit only the last is taken for cut off. Not at the
+    // limit, both are forgotten braces, mended and taken.
+    let mut next_index = 0;
+    let items =
+        check_text_events(&host, no_deadline(), false, events, &mut next_index, false).unwrap();
+    assert_eq!(
+        items
+            .iter()
+            .filter(|i| matches!(i, TextItem::Call(_)))
+            .count(),
+        2
+    );
+}
