@@ -317,6 +317,10 @@ impl Accumulator {
     }
 
     /// The error for text that arrives for a call already complete.
+    /// What to do about a fragment for a call that was complete already (TLP-006).
+    pub const LATE_FRAGMENT_FIX: &'static str =
+        "start a new call at a new index, or a new id at this one";
+
     fn refuse_late(&self, slot: usize) -> Option<Event> {
         let call = &self.calls[slot];
         matches!(call.state, State::Complete | State::Taken).then(|| Event::Failed {

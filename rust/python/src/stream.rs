@@ -277,13 +277,12 @@ impl ToolCallAccumulator {
             ..
         }) = self.reader.calls_mut().extend_arguments(index, text)
         {
-            let suggestion = "start a new call at a new index, or a new id at this one";
             return Err(parse_error(
                 py,
                 ErrorCode::CallConstruction.as_str(),
                 &message,
                 0,
-                suggestion,
+                Accumulator::LATE_FRAGMENT_FIX,
             ));
         }
         self.partial(py, index)
