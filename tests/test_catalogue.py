@@ -71,6 +71,26 @@ def test_docs_errors_md_is_generated_from_the_catalogue() -> None:
         assert info.cause in section and info.fix in section
 
 
+def test_repair_kinds_are_the_core_table_in_the_stub_and_the_docs() -> None:
+    names = [name for name, _ in toolmend.REPAIR_KINDS]
+    assert len(set(names)) == len(names) and all(re.fullmatch(r"[a-z0-9_]+", n) for n in names)
+    assert all(description.endswith(".") for _, description in toolmend.REPAIR_KINDS)
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    listed: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RepairKindStr" for t in node.targets):
+            assert isinstance(node.value, ast.Subscript)
+            listed = [e.value for e in ast.walk(node.value.slice) if isinstance(e, ast.Constant)]
+    assert listed == names, "RepairKindStr in _core.pyi lists the core's kinds in order"
+    # docs/repair.md's table names every kind in its first column, and nothing else.
+    page = (ROOT / "docs" / "repair.md").read_text(encoding="utf-8")
+    table = page.split("| kind | before | after |\n", 1)[1].split("\n\n", 1)[0]
+    in_table = {cell.strip() for row in table.splitlines()[1:] for cell in row.split("|")[1].split("/")}
+    assert in_table == set(names), f"docs/repair.md: missing {set(names) - in_table}, unknown {in_table - set(names)}"
+    # Every kind the engine reports is one of them.
+    assert toolmend.repair("{'a': [1, 2,").repairs[0].kind in names
+
+
 def test_troubleshooting_has_an_entry_for_every_code() -> None:
     # Each code links to its catalogue section from a line saying what to do about it.
     text = (ROOT / "docs" / "troubleshooting.md").read_text(encoding="utf-8")

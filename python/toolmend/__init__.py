@@ -3,7 +3,7 @@
 import logging
 from typing import TYPE_CHECKING
 
-from toolmend._core import LOADS_MAX_DEPTH, __version__
+from toolmend._core import LOADS_MAX_DEPTH, REPAIR_KINDS, __version__
 from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING
 from toolmend._repair import Repair, RepairError, RepairResult, loads, loads_many, repair, repair_many
 from toolmend._states import Lane, StreamEventKind
@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "Done",
     "ERROR_CODES",
+    "REPAIR_KINDS",
     "ErrorInfo",
     "FailedCall",
     "Lane",

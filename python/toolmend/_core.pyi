@@ -42,6 +42,47 @@ ErrorCodeStr = Literal[
 #: The error catalogue, in order: (code, name, title, cause, fix) for each code.
 ERROR_CODES: tuple[tuple[ErrorCodeStr, str, str, str, str], ...]
 
+#: Every repair kind, as Repair.kind names it (tests check this list against REPAIR_KINDS).
+RepairKindStr = Literal[
+    "trailing_comma",
+    "extra_comma",
+    "missing_closing_brace",
+    "missing_closing_bracket",
+    "mismatched_closer",
+    "extra_closer",
+    "redundant_brace",
+    "single_quotes",
+    "special_quotes",
+    "escaped_json",
+    "unquoted_key",
+    "unquoted_string",
+    "truncated_string",
+    "unclosed_string",
+    "truncated_literal",
+    "unescaped_quotes",
+    "control_character",
+    "invalid_escape",
+    "comment",
+    "python_literal",
+    "python_container",
+    "js_literal",
+    "invalid_number",
+    "missing_comma",
+    "missing_colon",
+    "missing_value",
+    "unexpected_character",
+    "markdown_fence",
+    "surrounding_text",
+    "concatenated_values",
+    "string_concatenation",
+    "function_call",
+    "byte_order_mark",
+    "invalid_utf8",
+]
+
+#: The repair kinds, in order: (name, description) for each.
+REPAIR_KINDS: tuple[tuple[RepairKindStr, str], ...]
+
 _Text = Union[str, bytes, bytearray]
 
 @final
@@ -50,7 +91,7 @@ class Repair:
 
     def __init__(self, kind: str, position: int) -> None: ...
     @property
-    def kind(self) -> str:
+    def kind(self) -> RepairKindStr:
         """The fault, as a stable snake_case name ("trailing_comma", "single_quotes", ...)."""
     @property
     def position(self) -> int:

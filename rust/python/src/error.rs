@@ -36,3 +36,13 @@ pub(crate) fn error_codes(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
             .map(|c| (c.as_str(), c.name(), c.title(), c.cause(), c.fix())),
     )
 }
+
+/// The repair kinds, in order: (name, description) for each.
+pub(crate) fn repair_kinds(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+    PyTuple::new(
+        py,
+        toolmend_core::RepairKind::ALL
+            .iter()
+            .map(|k| (k.as_str(), k.description())),
+    )
+}

@@ -24,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_LIMITS", convert::default_limits(m.py())?)?;
     m.add("MAX_DEPTH_CEILING", Limits::MAX_DEPTH_CEILING)?;
     m.add("ERROR_CODES", error::error_codes(m.py())?)?;
+    m.add("REPAIR_KINDS", error::repair_kinds(m.py())?)?;
     m.add("TEXT_FORMATS", convert::text_formats(m.py())?)?;
     m.add_class::<repair::Repair>()?;
     m.add_class::<repair::RepairError>()?;
