@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -31,6 +32,35 @@ def test_defaults_come_from_the_core() -> None:
     with pytest.raises(TypeError):
         toolmend.DEFAULT_LIMITS["max_depth"] = 5  # type: ignore[index]
     assert toolmend.DEFAULT_LIMITS["max_depth"] <= CEILING == _core.MAX_DEPTH_CEILING
+
+
+def _outside_code_blocks(text: str) -> list[str]:
+    lines, inside = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            inside = not inside
+        elif not inside:
+            lines.append(line)
+    return lines
+
+
+def test_defaults_written_in_the_docs_are_the_core_defaults() -> None:
+    # Signatures and prose in the pages, and the catalogue's causes, say the defaults the core has.
+    defaults = {**toolmend.DEFAULT_LIMITS, "max_buffer": _core.DEFAULT_MAX_BUFFER}
+    root = Path(__file__).parent.parent
+    pages = [*sorted((root / "docs").glob("*.md")), root / "README.md", root / "python" / "toolmend" / "_core.pyi"]
+    for page in pages:
+        written = r"\b(max_size|max_depth|timeout_ms|max_buffer)(?:=|: int = )(\d[\d_]*)"
+        # Examples (code blocks) pass what they like; `timeout_ms=0` is "no deadline", not a default.
+        text = "\n".join(_outside_code_blocks(page.read_text(encoding="utf-8")))
+        for name, value in re.findall(written, text):
+            if (name, value) != ("timeout_ms", "0"):
+                assert int(value) == defaults[name], f"{page.name}: {name}={value}, the default is {defaults[name]}"
+    mib = toolmend.DEFAULT_LIMITS["max_size"] / (1 << 20)
+    assert f"{mib:g} MiB unless set" in toolmend.ERROR_CODES["TLP-007"].cause
+    cause = toolmend.ERROR_CODES["TLP-008"].cause
+    assert f"{toolmend.DEFAULT_LIMITS['max_depth']} unless set" in cause
+    assert f"{toolmend.DEFAULT_LIMITS['timeout_ms']} ms unless set" in cause
 
 
 @pytest.mark.parametrize("fn", [toolmend.repair, toolmend.parse_response], ids=["repair", "parse_response"])

@@ -15,6 +15,8 @@ DEFAULT_LIMITS: dict[str, int]
 TEXT_FORMATS: dict[str, tuple[str, ...]]
 #: The largest max_depth that validation, parse_response and the stream readers accept.
 MAX_DEPTH_CEILING: int
+#: How many bytes of an open block a TextCallParser holds back by default.
+DEFAULT_MAX_BUFFER: int
 
 #: Every error code of the catalogue (tests check this list against ERROR_CODES).
 ErrorCodeStr = Literal[

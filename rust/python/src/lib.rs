@@ -23,6 +23,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LOADS_MAX_DEPTH", repair::LOADS_MAX_DEPTH)?;
     m.add("DEFAULT_LIMITS", convert::default_limits(m.py())?)?;
     m.add("MAX_DEPTH_CEILING", Limits::MAX_DEPTH_CEILING)?;
+    m.add(
+        "DEFAULT_MAX_BUFFER",
+        toolmend_core::extract::DEFAULT_MAX_BUFFER,
+    )?;
     m.add("ERROR_CODES", error::error_codes(m.py())?)?;
     m.add("REPAIR_KINDS", error::repair_kinds(m.py())?)?;
     m.add("TEXT_FORMATS", convert::text_formats(m.py())?)?;

@@ -435,7 +435,7 @@ pub struct TextCallParser {
 #[pymethods]
 impl TextCallParser {
     #[new]
-    #[pyo3(signature = (registry=None, *, max_buffer=50_000, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false, formats=None))]
+    #[pyo3(signature = (registry=None, *, max_buffer=toolmend_core::extract::DEFAULT_MAX_BUFFER, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false, formats=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         registry: Option<Py<PyToolRegistry>>,

@@ -338,6 +338,10 @@ impl Output<'_> {
     }
 }
 
+/// How many bytes of an open block `TextCallParser` holds back by default before giving it back
+/// as text.
+pub const DEFAULT_MAX_BUFFER: usize = 50_000;
+
 /// What a piece of streamed text gave: text to show now, or the calls of a block that closed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TextEvent {
