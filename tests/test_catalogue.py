@@ -17,6 +17,15 @@ ROOT = Path(__file__).parent.parent
 STUB = ROOT / "python" / "toolmend" / "_core.pyi"
 
 
+def stub_literal(name: str) -> list[str]:
+    """The values of the Literal type alias `name` in _core.pyi, in order."""
+    for node in ast.walk(ast.parse(STUB.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets):
+            assert isinstance(node.value, ast.Subscript)
+            return [e.value for e in ast.walk(node.value.slice) if isinstance(e, ast.Constant)]
+    raise AssertionError(f"{name} is not in _core.pyi")
+
+
 def test_core_exports_every_code_with_its_texts() -> None:
     rows = _core.ERROR_CODES
     assert isinstance(rows, tuple) and all(isinstance(r, tuple) and len(r) == 5 for r in rows)
@@ -52,13 +61,7 @@ def test_every_code_has_a_python_type_that_reports_it() -> None:
 
 
 def test_every_code_appears_in_the_stub() -> None:
-    tree = ast.parse(STUB.read_text(encoding="utf-8"))
-    listed: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "ErrorCodeStr" for t in node.targets):
-            assert isinstance(node.value, ast.Subscript)
-            listed = [e.value for e in ast.walk(node.value.slice) if isinstance(e, ast.Constant)]
-    assert listed == list(ERROR_CODES), "ErrorCodeStr in _core.pyi lists the catalogue in order"
+    assert stub_literal("ErrorCodeStr") == list(ERROR_CODES), "ErrorCodeStr in _core.pyi lists the catalogue in order"
     for name in ("ERROR_CODES", "DEFAULT_LIMITS", "MAX_DEPTH_CEILING"):
         assert re.search(rf"^{name}: ", STUB.read_text(encoding="utf-8"), re.M), name
 
@@ -75,13 +78,7 @@ def test_repair_kinds_are_the_core_table_in_the_stub_and_the_docs() -> None:
     names = [name for name, _ in toolmend.REPAIR_KINDS]
     assert len(set(names)) == len(names) and all(re.fullmatch(r"[a-z0-9_]+", n) for n in names)
     assert all(description.endswith(".") for _, description in toolmend.REPAIR_KINDS)
-    tree = ast.parse(STUB.read_text(encoding="utf-8"))
-    listed: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RepairKindStr" for t in node.targets):
-            assert isinstance(node.value, ast.Subscript)
-            listed = [e.value for e in ast.walk(node.value.slice) if isinstance(e, ast.Constant)]
-    assert listed == names, "RepairKindStr in _core.pyi lists the core's kinds in order"
+    assert stub_literal("RepairKindStr") == names, "RepairKindStr in _core.pyi lists the core's kinds in order"
     # docs/repair.md's table names every kind in its first column, and nothing else.
     page = (ROOT / "docs" / "repair.md").read_text(encoding="utf-8")
     table = page.split("| kind | before | after |\n", 1)[1].split("\n\n", 1)[0]
