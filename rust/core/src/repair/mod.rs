@@ -73,19 +73,34 @@ pub fn ends_cut_off(input: &[u8], repairs: &[Repair]) -> bool {
     })
 }
 
-/// Whether `input` plainly is not one strict JSON value: it opens an object or array and does not
-/// end with its closer (cut-off or unclosed arguments), or a `,` or `:` comes right before that
-/// closer (a trailing comma). A look at the last bytes, never wrong about valid text: callers skip
-/// a strict parse that would read all of it only to refuse it at the end.
+/// Whether `input` plainly is not one strict JSON value: it opens an object or array whose first
+/// member cannot start as JSON's would (`{'a'`, `{path:`, `[// `), or that does not end with its
+/// closer (cut-off or unclosed arguments), or with a `,` or `:` right before it (a trailing
+/// comma). A look at both ends, never wrong about valid text: callers skip a strict parse that
+/// would read all of it only to refuse it (in Python, by raising).
 pub fn plainly_broken(input: &[u8]) -> bool {
     let text = input.trim_ascii();
-    let closer = match text.first() {
-        Some(b'{') => b'}',
-        Some(b'[') => b']',
+    let Some((&opener, inside)) = text.split_first() else {
+        return false;
+    };
+    let closer = match opener {
+        b'{' => b'}',
+        b'[' => b']',
         _ => return false,
     };
+    let first_ok = match inside.trim_ascii_start().first() {
+        None => false,
+        Some(b'"') => true,
+        Some(&c) if c == closer => true,
+        Some(&c) => {
+            opener == b'[' && matches!(c, b'-' | b'0'..=b'9' | b'{' | b'[' | b't' | b'f' | b'n')
+        }
+    };
+    if !first_ok {
+        return true;
+    }
     match text.split_last() {
-        Some((&last, rest)) if last == closer => {
+        Some((&last, rest)) if last == closer && text.len() > 1 => {
             matches!(rest.trim_ascii_end().last(), Some(b',' | b':'))
         }
         _ => true,

@@ -870,6 +870,11 @@ fn plainly_broken_is_never_said_of_valid_text() {
         r#"{"a": 1,}"#,
         "[1, ]",
         r#"{"a": }"#,
+        "{'a': 1}",
+        "{path: 1}",
+        "[// x\n1]",
+        "[True]",
+        "{ /* c */ \"a\": 1}",
     ] {
         assert!(plainly_broken(cut.as_bytes()), "{cut}");
     }
