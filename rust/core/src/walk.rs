@@ -17,7 +17,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::error::ErrorCode;
 use crate::limits::Limits;
-use crate::schema::Violation;
+use crate::schema::{escape_pointer, Violation};
 
 /// A value as a walk reads it.
 pub enum Node<'a, T: Tree> {
@@ -150,7 +150,7 @@ fn walk_recursive<T: Tree, const BUILD: bool>(
             let mut map = Map::with_capacity(if BUILD { len } else { 0 });
             for (k, v) in entries {
                 let key = key_text(&k, budget).map_err(|f| f.violation(&path(), budget))?;
-                let child = || format!("{}/{}", path(), escaped(key));
+                let child = || format!("{}/{}", path(), escape_pointer(key));
                 let value = walk_recursive::<T, BUILD>(&v, depth + 1, levels - 1, &child, budget)?;
                 if BUILD {
                     map.insert(key.to_owned(), value);
@@ -246,10 +246,6 @@ fn array_item<T>(item: Result<T, ()>, budget: &mut Budget) -> Result<T, Fault> {
     Ok(item)
 }
 
-/// A key as a JSON Pointer token.
-fn escaped(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
 
 /// A container being walked: the entries not yet read, what was built of it so far, and which
 /// entry is being read (for the pointer of an error).
@@ -364,7 +360,7 @@ fn pointer<T: Tree>(path: &dyn Fn() -> String, open: &[Open<T>]) -> String {
         match container {
             Open::Object { key: Some(k), .. } => {
                 pointer.push('/');
-                pointer.push_str(&escaped(k.text().unwrap_or_default()));
+                pointer.push_str(&escape_pointer(k.text().unwrap_or_default()));
             }
             Open::Object { key: None, .. } => {}
             Open::Array { taken, .. } => {

@@ -289,6 +289,15 @@ pub fn escape_pointer(key: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A JSON Pointer token as the key it stands for (the inverse of `escape_pointer`).
+pub(super) fn unescape_pointer(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains('~') {
+        token.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        token.into()
+    }
+}
+
 /// Compiles for draft 2020-12 with formats asserted and the linear-time regex engine, after
 /// refusing reference cycles that never reach into the instance (they would recurse forever).
 /// `graph` is the schema's.

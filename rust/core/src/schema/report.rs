@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::check::escape_pointer;
+use super::check::{escape_pointer, unescape_pointer};
 use super::MAX_VIOLATIONS;
 use crate::error::ErrorCode;
 use jsonschema::error::{TypeKind, ValidationErrorKind as K};
@@ -553,15 +553,6 @@ fn field_name(path: &str) -> String {
             format!("item {last}")
         }
         Some((_, last)) => format!("'{}'", clip(&unescape_pointer(last))),
-    }
-}
-
-/// A JSON Pointer token as the key it stands for.
-fn unescape_pointer(token: &str) -> std::borrow::Cow<'_, str> {
-    if token.contains('~') {
-        token.replace("~1", "/").replace("~0", "~").into()
-    } else {
-        token.into()
     }
 }
 
