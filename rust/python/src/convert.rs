@@ -339,10 +339,9 @@ pub(crate) fn orjson_objects<'py>(
         let ptr = ffi::PyMemoryView_FromMemory(json.as_ptr().cast_mut().cast(), size, READ_ONLY);
         Bound::from_owned_ptr_or_err(py, ptr).ok()?
     };
-    let loaded = orjson_loads(py, &view).ok().flatten();
+    let loaded = strict_objects(py, &view, max_depth).ok().flatten();
     view.call_method0(pyo3::intern!(py, "release")).ok()?;
-    // SAFETY: as in `strict_objects`.
-    loaded.filter(|value| unsafe { objects_stand(value.as_ptr(), max_depth) })
+    loaded
 }
 
 /// Doubles from 2^63 on may be integers orjson could not hold exactly.

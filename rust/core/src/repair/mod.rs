@@ -100,7 +100,8 @@ pub fn plainly_broken(input: &[u8]) -> bool {
         return true;
     }
     match text.split_last() {
-        Some((&last, rest)) if last == closer && text.len() > 1 => {
+        // The opener alone was refused above, so the closer here is another byte.
+        Some((&last, rest)) if last == closer => {
             matches!(rest.trim_ascii_end().last(), Some(b',' | b':'))
         }
         _ => true,
