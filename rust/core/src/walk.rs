@@ -246,7 +246,6 @@ fn array_item<T>(item: Result<T, ()>, budget: &mut Budget) -> Result<T, Fault> {
     Ok(item)
 }
 
-
 /// A container being walked: the entries not yet read, what was built of it so far, and which
 /// entry is being read (for the pointer of an error).
 enum Open<T: Tree> {

@@ -17,14 +17,13 @@ use toolmend_core::pipeline::{
 };
 use toolmend_core::schema::{Registry, Tool, Violation};
 use toolmend_core::walk::Budget;
-
-use crate::walk::check_limits;
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{bounded_input, class_repr, orjson_dumps, py_value, sorted_json};
 use crate::record::{reduce, same_state, Record, Reduced};
 use crate::repair::{load_json, LoadError, Repair};
 use crate::schema::{FieldError, PyToolRegistry};
+use crate::walk::check_limits;
 use crate::wire::{read_reply, Obj};
 
 /// Arguments as the model gave them: JSON text, or an object (Ollama). Text for the object is

@@ -16,8 +16,6 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyTuple, PyType};
 use serde_json::Value;
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
 use toolmend_core::walk::{not_json, walk, Budget};
-
-use crate::walk::check_limits;
 use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
@@ -25,6 +23,7 @@ use crate::convert::{
     python_objects, strict_objects,
 };
 use crate::record::{reduce, same_state, Record, Reduced};
+use crate::walk::check_limits;
 use crate::wire::Obj;
 
 static SCHEMA_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();

@@ -98,12 +98,16 @@ impl StreamEvent {
     #[getter]
     fn kind<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let members = EVENT_KINDS.get_or_try_init(py, || {
-            py.import("toolmend._states")?
+            let members = PyDict::new(py);
+            for member in py
+                .import("toolmend._states")?
                 .getattr("StreamEventKind")?
-                .getattr("_value2member_map_")?
-                .cast_into::<PyDict>()
-                .map(Bound::unbind)
-                .map_err(PyErr::from)
+                .try_iter()?
+            {
+                let member = member?;
+                members.set_item(member.getattr("value")?, member)?;
+            }
+            Ok::<_, PyErr>(members.unbind())
         })?;
         members
             .bind(py)
