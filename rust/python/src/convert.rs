@@ -1,7 +1,7 @@
 //! What every part of the binding converts with: text in (str, bytes, bytearray, bounded by the
 //! size limit without a copy), when to release the GIL, limits and option values read, JSON text
 //! as Python objects (orjson for strict text, jiter for the repair pass's output) and Python
-//! objects as JSON text, and the reprs of the result classes.
+//! objects as JSON text.
 
 use std::borrow::Cow;
 
@@ -115,34 +115,6 @@ fn utf8_size_if_over(s: &Bound<'_, PyString>, max_size: usize) -> PyResult<Optio
     Ok(Some(size))
 }
 
-/// `Name(field=value, ...)` with each value as Python's `repr()` shows it (quotes, None, True),
-/// for the result classes' reprs.
-pub(crate) fn class_repr<'py>(
-    _py: Python<'py>,
-    name: &str,
-    fields: Vec<(&str, Bound<'py, PyAny>)>,
-) -> PyResult<String> {
-    let mut out = format!("{name}(");
-    for (i, (field, value)) in fields.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(field);
-        out.push('=');
-        out.push_str(value.repr()?.to_str()?);
-    }
-    out.push(')');
-    Ok(out)
-}
-
-/// A Rust value as a Python object, for `class_repr`.
-pub(crate) fn py_value<'py, T: IntoPyObject<'py>>(
-    py: Python<'py>,
-    value: T,
-) -> PyResult<Bound<'py, PyAny>> {
-    pyo3::IntoPyObjectExt::into_bound_py_any(value, py)
-}
-
 /// The limits given to a function or class whose work walks Python values or validates them
 /// (the registry, parse_response, the stream readers), refused with a ValueError when
 /// `max_depth` is over `Limits::MAX_DEPTH_CEILING`. `repair` and `loads` take any depth: repair
@@ -202,6 +174,12 @@ pub(crate) fn sorted_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<
             .ok()
             .map(|b| String::from_utf8_lossy(b.as_bytes()).into_owned())
     }))
+}
+
+/// A call's arguments as JSON text, for `ToolCall.to_openai` (see `orjson_dumps`).
+#[pyfunction(name = "_json_text")]
+pub(crate) fn arguments_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    orjson_dumps(value.py(), value)
 }
 
 /// orjson.dumps(value) as text. orjson stops at 255 levels of nesting; a deeper value of plain

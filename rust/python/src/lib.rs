@@ -7,7 +7,6 @@ mod convert;
 mod error;
 mod partial;
 mod pipeline;
-mod record;
 mod repair;
 mod schema;
 mod stream;
@@ -38,6 +37,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(repair::cache_clear, m)?)?;
     m.add_function(wrap_pyfunction!(batch::repair_many, m)?)?;
     m.add_function(wrap_pyfunction!(batch::loads_many, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::arguments_text, m)?)?;
     m.add_class::<schema::PyToolRegistry>()?;
     m.add_class::<schema::ToolInfo>()?;
     m.add_class::<schema::FieldError>()?;

@@ -19,8 +19,7 @@ use toolmend_core::schema::{Registry, Tool, Violation};
 use toolmend_core::walk::Budget;
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{bounded_input, class_repr, orjson_dumps, py_value, sorted_json};
-use crate::record::{reduce, same_state, Record, Reduced};
+use crate::convert::{bounded_input, orjson_dumps, sorted_json};
 use crate::repair::{load_json, LoadError, Repair};
 use crate::schema::{FieldError, PyToolRegistry};
 use crate::walk::check_limits;
@@ -66,24 +65,6 @@ pub struct ToolCall {
     /// format ("hermes", "mistral", "bare_json", ...). Interned: one str per format.
     #[pyo3(get)]
     source: Py<PyString>,
-}
-
-impl Record for ToolCall {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let repairs = PyList::new(py, self.log.iter().map(Repair::from))?;
-        (
-            &self.name,
-            &self.arguments,
-            &self.id,
-            self.index,
-            &self.source,
-            &self.raw,
-            repairs,
-            self.choice,
-            self.truncated,
-        )
-            .into_pyobject(py)
-    }
 }
 
 impl ToolCall {
@@ -146,84 +127,6 @@ impl ToolCall {
         }
     }
 
-    /// Pickles as the arguments of its constructor, so it crosses processes (ProcessPoolExecutor,
-    /// Celery, Ray) and comes back equal.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    /// Equal when the id, name, arguments, index and source are (arguments compared as values).
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(other) = other.cast::<ToolCall>() else {
-            return Ok(false);
-        };
-        let other = other.get();
-        Ok(self.index == other.index
-            && self.choice == other.choice
-            && self.truncated == other.truncated
-            && self.id.bind(py).as_any().eq(other.id.bind(py))?
-            && self.name.bind(py).as_any().eq(other.name.bind(py))?
-            && self.source.bind(py).as_any().eq(other.source.bind(py))?
-            && self.arguments.bind(py).eq(other.arguments.bind(py))?)
-    }
-
-    /// The arguments as an instance of `model` (a pydantic model class, a TypeAdapter or a msgspec
-    /// Struct class), built once; ValidationError when the model refuses them.
-    fn parse<'py>(
-        &self,
-        py: Python<'py>,
-        model: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        py.import("toolmend.typed")?.getattr("into_model")?.call1((
-            model,
-            &self.arguments,
-            &self.name,
-        ))
-    }
-
-    /// The call as a plain dict: id, name, arguments, index, source.
-    fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("id", &self.id)?;
-        d.set_item("name", &self.name)?;
-        d.set_item("arguments", &self.arguments)?;
-        d.set_item("index", self.index)?;
-        d.set_item("source", &self.source)?;
-        Ok(d)
-    }
-
-    /// The call as an OpenAI assistant message's `tool_calls` entry (arguments as JSON text).
-    fn to_openai<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let function = PyDict::new(py);
-        function.set_item("name", &self.name)?;
-        function.set_item("arguments", orjson_dumps(py, self.arguments.bind(py))?)?;
-        let d = PyDict::new(py);
-        d.set_item("id", &self.id)?;
-        d.set_item("type", "function")?;
-        d.set_item("function", function)?;
-        Ok(d)
-    }
-
-    /// The call as an Ollama assistant message's `tool_calls` entry (arguments as an object).
-    fn to_ollama<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let function = PyDict::new(py);
-        function.set_item("name", &self.name)?;
-        function.set_item("arguments", &self.arguments)?;
-        let d = PyDict::new(py);
-        d.set_item("function", function)?;
-        Ok(d)
-    }
-
-    /// The call as an Anthropic `tool_use` content block.
-    fn to_anthropic<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("type", "tool_use")?;
-        d.set_item("id", &self.id)?;
-        d.set_item("name", &self.name)?;
-        d.set_item("input", &self.arguments)?;
-        Ok(d)
-    }
-
     /// The arguments as the model wrote them (text; an object given by Ollama is serialised).
     #[getter]
     fn raw_arguments(&self, py: Python<'_>) -> PyResult<String> {
@@ -234,24 +137,6 @@ impl ToolCall {
     #[getter]
     fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, self.log.iter().map(Repair::from))
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let mut fields = vec![
-            ("id", self.id.bind(py).clone().into_any()),
-            ("name", self.name.bind(py).clone().into_any()),
-            ("arguments", self.arguments.bind(py).clone()),
-            ("index", py_value(py, self.index)?),
-        ];
-        if self.choice != 0 {
-            fields.push(("choice", py_value(py, self.choice)?));
-        }
-        if self.truncated {
-            fields.push(("truncated", py_value(py, true)?));
-        }
-        fields.push(("source", self.source.bind(py).clone().into_any()));
-        fields.push(("repairs", py_value(py, self.log.len())?));
-        class_repr(py, "ToolCall", fields)
     }
 }
 
@@ -282,24 +167,6 @@ pub struct ToolCallError {
     validation: Py<PyTuple>,
     #[pyo3(get)]
     suggestion: String,
-}
-
-impl Record for ToolCallError {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (
-            self.code,
-            &self.message,
-            &self.tool_name,
-            raw_text(py, &self.raw)?,
-            self.position,
-            self.index,
-            self.validation.bind(py),
-            &self.suggestion,
-            self.choice,
-            self.arguments.as_ref().map(|a| a.bind(py)),
-        )
-            .into_pyobject(py)
-    }
 }
 
 impl ToolCallError {
@@ -357,43 +224,9 @@ impl ToolCallError {
         })
     }
 
-    /// Pickles as its constructor's arguments, and comes back equal.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    /// Equal when every field is.
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        same_state(self, py, other)
-    }
-
     #[getter]
     fn raw_arguments(&self, py: Python<'_>) -> PyResult<Option<String>> {
         raw_text(py, &self.raw)
-    }
-
-    fn __str__(&self) -> String {
-        match &self.tool_name {
-            Some(name) => format!(
-                "[{}] call {} ({name}): {}",
-                self.code, self.index, self.message
-            ),
-            None => format!("[{}] call {}: {}", self.code, self.index, self.message),
-        }
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "ToolCallError",
-            vec![
-                ("code", py_value(py, self.code)?),
-                ("message", py_value(py, &self.message)?),
-                ("tool_name", py_value(py, &self.tool_name)?),
-                ("position", py_value(py, self.position)?),
-                ("index", py_value(py, self.index)?),
-            ],
-        )
     }
 }
 
@@ -429,35 +262,6 @@ impl ParseResult {
             text,
             quoted,
         })
-    }
-
-    /// Pickles as its constructor's arguments, and comes back equal.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    /// Equal when the calls, errors, text and quoted count are.
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        same_state(self, py, other)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "ParseResult",
-            vec![
-                ("ok", py_value(py, self.ok)?),
-                ("calls", self.calls.bind(py).clone().into_any()),
-                ("errors", self.errors.bind(py).clone().into_any()),
-                ("text", py_value(py, &self.text)?),
-            ],
-        )
-    }
-}
-
-impl Record for ParseResult {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (&self.calls, &self.errors, &self.text, self.quoted).into_pyobject(py)
     }
 }
 

@@ -3,21 +3,20 @@
 //!
 //! The result classes are frozen pyclasses so that a result costs one small allocation, and the
 //! repair log stays a Rust vector until someone reads `.repairs` (a 1 MB input can carry tens of
-//! thousands of repairs; building them eagerly would cost more than repairing).
+//! thousands of repairs; building them eagerly would cost more than repairing). Their reprs and
+//! pickling are Python's (toolmend/_records.py).
 
 use std::borrow::Cow;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
 use toolmend_core::{Error, ErrorCode, Limits, RepairKind, Repaired};
 
 use crate::convert::{
-    bounded_input, class_repr, detach_if_large, orjson_objects, py_value, python_objects,
-    strict_objects,
+    bounded_input, detach_if_large, orjson_objects, python_objects, strict_objects,
 };
 use crate::error::parse_error;
-use crate::record::{reduce, Record, Reduced};
 
 /// The deepest nesting loads turns into Python objects: jiter's fixed recursion limit.
 pub(crate) const LOADS_MAX_DEPTH: usize = 200;
@@ -44,12 +43,6 @@ impl Repair {
     }
 }
 
-impl Record for Repair {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (self.kind.as_str(), self.position).into_pyobject(py)
-    }
-}
-
 impl From<&toolmend_core::Repair> for Repair {
     fn from(r: &toolmend_core::Repair) -> Self {
         Repair {
@@ -72,21 +65,6 @@ impl Repair {
     fn kind(&self) -> &'static str {
         self.kind.as_str()
     }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "Repair",
-            vec![
-                ("kind", py_value(py, self.kind.as_str())?),
-                ("position", py_value(py, self.position)?),
-            ],
-        )
-    }
 }
 
 /// Why a text could not be repaired: a TLP code, a message, a byte offset and a hint.
@@ -101,10 +79,6 @@ pub struct RepairError {
 
 #[pymethods]
 impl RepairError {
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
     #[new]
     fn new(code: String, message: String, position: usize, suggestion: String) -> Self {
         RepairError {
@@ -113,25 +87,6 @@ impl RepairError {
             position,
             suggestion,
         }
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "RepairError",
-            vec![
-                ("code", py_value(py, &self.code)?),
-                ("message", py_value(py, &self.message)?),
-                ("position", py_value(py, self.position)?),
-                ("suggestion", py_value(py, &self.suggestion)?),
-            ],
-        )
-    }
-}
-
-impl Record for RepairError {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (&self.code, &self.message, self.position, &self.suggestion).into_pyobject(py)
     }
 }
 
@@ -163,12 +118,6 @@ pub struct RepairResult {
 
 #[pymethods]
 impl RepairResult {
-    /// True when the result holds JSON text.
-    #[getter]
-    fn ok(&self) -> bool {
-        self.error.is_none()
-    }
-
     /// True when the input needed mending.
     #[getter]
     fn repaired(&self) -> bool {
@@ -178,52 +127,7 @@ impl RepairResult {
     /// The repairs applied, in input order (a new list on each access).
     #[getter]
     fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(
-            py,
-            self.log.iter().map(|r| Repair {
-                kind: r.kind,
-                position: r.position,
-            }),
-        )
-    }
-
-    /// Raises ParseError when the text could not be repaired; returns the result otherwise, so
-    /// that `repair(text).raise_for_error().json` reads as one expression.
-    fn raise_for_error(slf: PyRef<'_, Self>) -> PyResult<PyRef<'_, Self>> {
-        match &slf.error {
-            Some(e) => {
-                let e = e.get();
-                Err(parse_error(
-                    slf.py(),
-                    &e.code,
-                    &e.message,
-                    e.position,
-                    &e.suggestion,
-                ))
-            }
-            None => Ok(slf),
-        }
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let shown = |o: &Option<Py<PyAny>>| -> PyResult<String> {
-            Ok(match o {
-                Some(o) => o.bind(py).repr()?.to_string(),
-                None => "None".into(),
-            })
-        };
-        let error = match &self.error {
-            Some(e) => e.get().__repr__(py)?,
-            None => "None".into(),
-        };
-        Ok(format!(
-            "RepairResult(ok={}, json={}, repaired={}, repairs=<{} repairs>, error={})",
-            if self.ok() { "True" } else { "False" },
-            shown(&self.json)?,
-            if self.repaired() { "True" } else { "False" },
-            self.log.len(),
-            error
-        ))
+        PyList::new(py, self.log.iter().map(Repair::from))
     }
 }
 

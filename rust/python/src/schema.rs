@@ -12,17 +12,16 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyByteArray, PyBytes, PyString, PyTuple, PyType};
 use serde_json::Value;
 use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
 use toolmend_core::walk::{not_json, walk, Budget};
 use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
-    bounded_input, class_repr, detach_if_large, json_text, limits, package_class, py_value,
-    python_objects, strict_objects,
+    bounded_input, detach_if_large, json_text, limits, package_class, python_objects,
+    strict_objects,
 };
-use crate::record::{reduce, same_state, Record, Reduced};
 use crate::walk::check_limits;
 use crate::wire::Obj;
 
@@ -69,65 +68,6 @@ impl FieldError {
             suggestion,
         })
     }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    /// The error as a plain dict, fit for a log line or a reflection prompt.
-    fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("path", &self.path)?;
-        d.set_item("code", self.code)?;
-        d.set_item("message", &self.message)?;
-        d.set_item("expected", &self.expected)?;
-        d.set_item("actual", &self.actual)?;
-        d.set_item("suggestion", &self.suggestion)?;
-        Ok(d)
-    }
-
-    fn __str__(&self) -> String {
-        format!(
-            "[{}] {}: {}",
-            self.code,
-            if self.path.is_empty() {
-                "/"
-            } else {
-                &self.path
-            },
-            self.message
-        )
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "FieldError",
-            vec![
-                ("path", py_value(py, &self.path)?),
-                ("code", py_value(py, self.code)?),
-                ("message", py_value(py, &self.message)?),
-                ("expected", py_value(py, &self.expected)?),
-                ("actual", py_value(py, &self.actual)?),
-                ("suggestion", py_value(py, &self.suggestion)?),
-            ],
-        )
-    }
-}
-
-impl Record for FieldError {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let e = self;
-        (
-            &e.path,
-            e.code,
-            &e.message,
-            &e.expected,
-            &e.actual,
-            &e.suggestion,
-        )
-            .into_pyobject(py)
-    }
 }
 
 impl From<Violation> for FieldError {
@@ -167,34 +107,6 @@ impl ValidationResult {
             errors: PyTuple::new(py, errors)?.unbind(),
         })
     }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    /// Equal when the value and the errors are.
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        same_state(self, py, other)
-    }
-
-    fn __bool__(&self) -> bool {
-        self.ok
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "ValidationResult(ok={}, value={}, errors={})",
-            if self.ok { "True" } else { "False" },
-            self.value.bind(py).repr()?,
-            self.errors.bind(py).repr()?
-        ))
-    }
-}
-
-impl Record for ValidationResult {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (&self.value, &self.errors).into_pyobject(py)
-    }
 }
 
 /// A registered tool as Python sees it (read-only).
@@ -205,26 +117,6 @@ pub struct ToolInfo {
 
 #[pymethods]
 impl ToolInfo {
-    /// Pickles as its definition; unpickling compiles it again.
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
-        let py = slf.py();
-        let this = slf.get();
-        let rebuild = py.get_type::<ToolInfo>().getattr("_from_definition")?;
-        let state = (
-            this.name(),
-            this.schema(py)?,
-            this.description(),
-            this.version(),
-            this.category(),
-            this.annotations(py)?,
-            this.allow_truncated(),
-        )
-            .into_pyobject(py)?;
-        Ok((rebuild, state))
-    }
-
     /// A tool compiled outside any registry (what an unpickled ToolInfo is).
     #[staticmethod]
     #[allow(clippy::too_many_arguments)]
@@ -242,20 +134,6 @@ impl ToolInfo {
         let registry = Arc::new(Registry::new(false, Limits::DEFAULT).with_names(NameRule::Mcp));
         let given = (name, description, version, category);
         register_into(py, &registry, given, schema, annotations, allow_truncated)
-    }
-
-    /// Equal when the definitions are (their fingerprints).
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<ToolInfo>()
-            .is_ok_and(|o| o.get().tool.fingerprint == self.tool.fingerprint)
-    }
-
-    fn __hash__(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.tool.fingerprint.hash(&mut h);
-        h.finish()
     }
 
     /// The parameter schema as registered: a new dict on each access, so nothing a caller does
@@ -307,18 +185,6 @@ impl ToolInfo {
     #[getter]
     fn fingerprint(&self) -> &str {
         &self.tool.fingerprint
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "ToolInfo",
-            vec![
-                ("name", py_value(py, self.name())?),
-                ("version", py_value(py, self.version())?),
-                ("category", py_value(py, self.category())?),
-            ],
-        )
     }
 }
 

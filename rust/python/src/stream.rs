@@ -6,19 +6,17 @@
 use jiter::{PartialMode, PythonParse, StringCacheMode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString};
 use toolmend_core::pipeline::{check_stream, check_text_events, Pipeline, TextItem};
 use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
 use toolmend_core::wire::{is_limit_reason, StreamReader};
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{class_repr, input_bytes, py_value, python_objects};
+use crate::convert::{input_bytes, python_objects};
 use crate::error::parse_error;
 use crate::partial::{PyBuilder, PyViews};
 use crate::pipeline::PyHost;
 use crate::pipeline::{ParseResult, ToolCall, ToolCallError};
-use crate::record::{reduce, same_state, Record, Reduced};
 use crate::schema::PyToolRegistry;
 use crate::wire::{plain, Obj, PyParser};
 
@@ -52,26 +50,14 @@ impl ToolCallDelta {
             complete,
         }
     }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        class_repr(
-            py,
-            "ToolCallDelta",
-            vec![
-                ("index", py_value(py, self.index)?),
-                ("id", py_value(py, &self.id)?),
-                ("name", py_value(py, &self.name)?),
-                ("arguments", py_value(py, &self.arguments)?),
-                ("complete", py_value(py, self.complete)?),
-            ],
-        )
-    }
 }
 
 /// What a chunk caused: `kind` is "started", "name", "arguments", "completed" or "failed";
 /// `text` is what was appended (name or arguments); `code` and `message` say why a call failed.
 #[pyclass(module = "toolmend", frozen, freelist = 64)]
 pub struct StreamEvent {
+    /// The kind's value; `kind` is its StreamEventKind member (toolmend/_records.py).
+    #[pyo3(get, name = "_kind")]
     kind: &'static str,
     #[pyo3(get)]
     index: usize,
@@ -89,32 +75,8 @@ pub struct StreamEvent {
     message: Option<String>,
 }
 
-/// StreamEventKind's members by value, looked up once per interpreter.
-static EVENT_KINDS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
-
 #[pymethods]
 impl StreamEvent {
-    /// The StreamEventKind member (a StrEnum: equal to its plain value, "arguments" say).
-    #[getter]
-    fn kind<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let members = EVENT_KINDS.get_or_try_init(py, || {
-            let members = PyDict::new(py);
-            for member in py
-                .import("toolmend._states")?
-                .getattr("StreamEventKind")?
-                .try_iter()?
-            {
-                let member = member?;
-                members.set_item(member.getattr("value")?, member)?;
-            }
-            Ok::<_, PyErr>(members.unbind())
-        })?;
-        members
-            .bind(py)
-            .get_item(self.kind)?
-            .ok_or_else(|| PyValueError::new_err(format!("not an event kind: {:?}", self.kind)))
-    }
-
     /// An event built by hand (to replay a stream); `kind` and `code` are checked.
     #[new]
     #[pyo3(signature = (kind, index=0, id=None, path=None, text=None, code=None, message=None))]
@@ -146,37 +108,6 @@ impl StreamEvent {
             code,
             message,
         })
-    }
-
-    /// Pickles as its constructor's arguments, and comes back equal.
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        reduce(slf)
-    }
-
-    /// Equal when every field is.
-    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        same_state(self, py, other)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let mut fields = vec![
-            ("kind", py_value(py, self.kind)?),
-            ("index", py_value(py, self.index)?),
-        ];
-        if let Some(text) = &self.text {
-            fields.push(("text", py_value(py, text)?));
-        }
-        if let Some(code) = self.code {
-            fields.push(("code", py_value(py, code)?));
-        }
-        class_repr(py, "StreamEvent", fields)
-    }
-}
-
-impl Record for StreamEvent {
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let e = self;
-        (e.kind, e.index, &e.id, &e.path, &e.text, e.code, &e.message).into_pyobject(py)
     }
 }
 
