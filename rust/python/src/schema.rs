@@ -366,14 +366,7 @@ impl PyToolRegistry {
     ) -> PyResult<ValidationResult> {
         let outcome = match self.inner.get(name) {
             Ok(tool) => self.check(py, &tool, args)?,
-            Err(e) => Err(vec![Violation {
-                path: String::new(),
-                code: e.code,
-                message: e.message,
-                expected: None,
-                actual: None,
-                suggestion: "call one of the registered tools".into(),
-            }]),
+            Err(e) => Err(vec![Violation::from(e)]),
         };
         Ok(match outcome {
             Ok(value) => ValidationResult {

@@ -3,10 +3,10 @@
 //! extract); assembled calls go through the core's pipeline like parse_response's. Here the
 //! events become Python objects and the live view follows the arguments.
 
-use jiter::{PartialMode, PythonParse, StringCacheMode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
+use toolmend_core::partial::mended_look;
 use toolmend_core::pipeline::{check_stream, check_text_events, Pipeline, TextItem};
 use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
 use toolmend_core::wire::{is_limit_reason, StreamReader};
@@ -278,22 +278,8 @@ impl ToolCallAccumulator {
             return Ok(view.value(&mut PyBuilder(py))?.map(|v| v.into_bound(py)));
         }
         let text = self.reader.calls().arguments(slot).unwrap_or_default();
-        // Not strict JSON (single quotes, say): what the repair pass makes of the whole text.
-        if text.trim().is_empty() {
-            return Ok(None);
-        }
-        let parser = PythonParse {
-            cache_mode: StringCacheMode::Keys,
-            partial_mode: PartialMode::TrailingStrings,
-            ..Default::default()
-        };
-        match parser.python_parse(py, text.as_bytes()) {
-            Ok(value) => Ok(Some(value)),
-            Err(_) => match toolmend_core::repair(text.as_bytes(), &self.limits) {
-                Ok(r) => Ok(python_objects(py, r.json.as_bytes()).ok()),
-                Err(_) => Ok(None),
-            },
-        }
+        Ok(mended_look(text, &self.limits)
+            .and_then(|json| python_objects(py, json.as_bytes()).ok()))
     }
 }
 

@@ -8,8 +8,20 @@
 
 use std::borrow::Cow;
 
+use crate::limits::Limits;
+
 mod view;
 pub use view::{Builder, View, Views};
+
+/// What a look at arguments that stopped being strict JSON (or hold a value the host cannot
+/// build) shows: the repair pass's reading of all the text so far, a cut-off string closed and
+/// single quotes made double; None when there is no text yet or nothing can be made of it.
+pub fn mended_look<'t>(text: &'t str, limits: &Limits) -> Option<Cow<'t, str>> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    crate::repair(text.as_bytes(), limits).ok().map(|r| r.json)
+}
 
 /// What a piece of text completed, in order. Text is borrowed from the piece where it lies
 /// whole in it, so a steady stream allocates nothing per token.
@@ -428,6 +440,27 @@ mod tests {
             out.push(t);
         }
         out
+    }
+
+    #[test]
+    fn a_look_past_strict_json_is_the_repair_pass_reading_of_the_text_so_far() {
+        let limits = Limits::DEFAULT;
+        assert_eq!(mended_look("  ", &limits), None);
+        assert_eq!(
+            mended_look("{'path': 'a.tx", &limits).as_deref(),
+            Some(r#"{"path": "a.tx"}"#)
+        );
+        // Nothing the repair pass can read: nothing to show.
+        assert_eq!(
+            mended_look(
+                "{\"a\": 1",
+                &Limits {
+                    max_size: 4,
+                    ..limits
+                }
+            ),
+            None
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::extract::FoundCall;
 use crate::limits::Limits;
 use crate::names::NameRule;
 use crate::repair::{ends_cut_off, Repair, RepairKind};
-use crate::schema::{Registry, Tool, Violation};
+use crate::schema::{Registry, RegistryError, Tool, Violation};
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{ErrorOf, JsonLike};
 
@@ -598,8 +598,8 @@ impl<'h, H: Host> Pipeline<'h, H> {
             return Ok((value, repairs, Cut::Refused));
         }
         if let (Some(tool), Some(_)) = (tool, registry) {
-            let tool = tool
-                .map_err(|e| Failure::new(e.code, e.message, "call one of the registered tools"))?;
+            let tool =
+                tool.map_err(|e| Failure::new(e.code, e.message, RegistryError::UNKNOWN_TOOL_FIX))?;
             self.validate(&tool, &value, name)?;
         }
         Ok((value, repairs, if cut { Cut::Taken } else { Cut::Whole }))

@@ -89,11 +89,28 @@ pub struct RegistryError {
 }
 
 impl RegistryError {
+    /// What to do about a call to a name the registry does not hold.
+    pub const UNKNOWN_TOOL_FIX: &'static str = "call one of the registered tools";
+
     pub(crate) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         RegistryError {
             code,
             message: message.into(),
             path: None,
+        }
+    }
+}
+
+impl From<RegistryError> for Violation {
+    /// A failed lookup as the one violation of arguments for that name (`try_validate`).
+    fn from(e: RegistryError) -> Self {
+        Violation {
+            path: String::new(),
+            code: e.code,
+            message: e.message,
+            expected: None,
+            actual: None,
+            suggestion: RegistryError::UNKNOWN_TOOL_FIX.into(),
         }
     }
 }

@@ -268,6 +268,11 @@ fn lookups_fall_back_to_any_case_and_suggest_a_near_name() {
         "{}",
         e.message
     );
+    // As the one violation of arguments sent to that name: about the whole call, with the fix.
+    let v = Violation::from(e.clone());
+    assert_eq!((v.code, v.path.as_str()), (e.code, ""));
+    assert_eq!(v.message, e.message);
+    assert_eq!(v.suggestion, RegistryError::UNKNOWN_TOOL_FIX);
 }
 
 #[test]
