@@ -52,6 +52,27 @@ def test_python_catalogue_is_the_core_catalogue() -> None:
         ERROR_CODES["TLP-999"] = ERROR_CODES["TLP-001"]  # type: ignore[index]
 
 
+def test_code_names_every_code_of_the_catalogue_after_its_core_variant() -> None:
+    members = [(m.name, m.value) for m in toolmend.Code]
+    assert members == [(re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper(), code) for code, name, *_ in _core.ERROR_CODES]
+    for code in ERROR_CODES:
+        assert toolmend.Code(code) == code and f"{toolmend.Code(code)}" == code
+
+
+def test_the_package_names_codes_by_code_not_as_bare_literals() -> None:
+    """A code written out by hand can drift from the catalogue; `Code.CUT_OFF` cannot."""
+    package = ROOT / "python" / "toolmend"
+    allowed = {package / "_states.py"}
+    found = [
+        f"{path.relative_to(package)}:{number}"
+        for path in package.rglob("*.py")
+        if path not in allowed
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"[\"']T(LP|SR)-\d{3}[\"']", line)
+    ]
+    assert not found, found
+
+
 def test_every_code_has_a_python_type_that_reports_it() -> None:
     for info in ERROR_CODES.values():
         assert info.reported_as, f"{info.code} has no Python exception or result type"

@@ -59,3 +59,46 @@ class StreamEventKind(StrEnum):
     COMPLETED = "completed"
     #: The call failed (``code``, ``message``).
     FAILED = "failed"
+
+
+class Code(StrEnum):
+    """The error codes by name (``Code.CUT_OFF == "TLP-010"``); toolmend.ERROR_CODES[code] says what each means."""
+
+    #: Missing function.
+    MISSING_FUNCTION = "TLP-001"
+    #: Missing tool name.
+    EMPTY_NAME = "TLP-002"
+    #: Invalid tool name.
+    INVALID_NAME = "TLP-003"
+    #: Invalid JSON.
+    UNPARSEABLE = "TLP-004"
+    #: Tool name too long.
+    NAME_TOO_LONG = "TLP-005"
+    #: Tool call not built.
+    CALL_CONSTRUCTION = "TLP-006"
+    #: Arguments too large.
+    TOO_LARGE = "TLP-007"
+    #: Arguments nested too deep or too slow to repair.
+    TOO_DEEP_OR_TIMEOUT = "TLP-008"
+    #: Not a chat reply.
+    REPLY_NOT_UNDERSTOOD = "TLP-009"
+    #: Arguments cut off.
+    CUT_OFF = "TLP-010"
+    #: Provider error.
+    PROVIDER_ERROR = "TLP-011"
+    #: Unknown tool.
+    UNKNOWN_TOOL = "TSR-001"
+    #: Arguments not JSON.
+    INVALID_ARGUMENTS = "TSR-002"
+    #: Missing required argument.
+    REQUIRED_MISSING = "TSR-003"
+    #: Wrong argument type.
+    TYPE_MISMATCH = "TSR-004"
+    #: Argument constraint violated.
+    CONSTRAINT_VIOLATION = "TSR-005"
+    #: Invalid tool definition.
+    SCHEMA_INVALID = "TSR-006"
+    #: Duplicate tool name.
+    DUPLICATE_TOOL = "TSR-007"
+    #: Schema does not compile.
+    COMPILATION_FAILED = "TSR-008"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import toolmend
+from toolmend._states import Code
 
 SEED = int(os.environ.get("TOOLMEND_BENCH_SEED", "20261123"))
 SIZES = {"60B": 60, "2KB": 2_000, "100KB": 100_000, "1MB": 1_000_000}
@@ -210,7 +211,7 @@ def _nests_deeper(json_text: str, depth: int) -> bool:
     try:
         toolmend.loads(json_text, max_size=1 << 22, max_depth=depth)
     except toolmend.ParseError as e:
-        if e.code == "TLP-008":
+        if e.code == Code.TOO_DEEP_OR_TIMEOUT:
             return True
         raise
     return False

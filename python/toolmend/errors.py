@@ -12,6 +12,7 @@ from typing import Any, Mapping, NamedTuple
 
 from toolmend import _core
 from toolmend._core import FieldError, RepairError, ToolCallError
+from toolmend._states import Code
 
 
 class ToolmendError(Exception):
@@ -218,28 +219,28 @@ class ErrorInfo(NamedTuple):
 _VALIDATION = (ValidationError, FieldError, ToolCallError)
 _LIMIT = (ParseError, RepairError, ToolCallError, ValidationError, FieldError)
 _REPORTED_AS: Mapping[str, tuple[type, ...]] = {
-    "TLP-001": (ToolCallError,),
-    "TLP-002": (ToolCallError,),
-    "TLP-003": (ToolCallError,),
-    "TLP-004": (ParseError, RepairError, ToolCallError),
-    "TLP-005": (ToolCallError,),
-    "TLP-006": (ParseError, ToolCallError),
-    "TLP-007": (*_LIMIT, ModelHTTPError),
-    "TLP-008": _LIMIT,
-    "TLP-009": (ModelHTTPError, ToolCallError),
-    "TLP-010": (FailedCall,),
-    "TLP-011": (ToolCallError, ModelHTTPError),
-    "TSR-001": (UnknownToolError, FieldError, ToolCallError),
-    "TSR-002": _VALIDATION,
-    "TSR-003": _VALIDATION,
-    "TSR-004": _VALIDATION,
-    "TSR-005": _VALIDATION,
-    "TSR-006": (SchemaError,),
-    "TSR-007": (SchemaError,),
-    "TSR-008": (SchemaError,),
+    Code.MISSING_FUNCTION: (ToolCallError,),
+    Code.EMPTY_NAME: (ToolCallError,),
+    Code.INVALID_NAME: (ToolCallError,),
+    Code.UNPARSEABLE: (ParseError, RepairError, ToolCallError),
+    Code.NAME_TOO_LONG: (ToolCallError,),
+    Code.CALL_CONSTRUCTION: (ParseError, ToolCallError),
+    Code.TOO_LARGE: (*_LIMIT, ModelHTTPError),
+    Code.TOO_DEEP_OR_TIMEOUT: _LIMIT,
+    Code.REPLY_NOT_UNDERSTOOD: (ModelHTTPError, ToolCallError),
+    Code.CUT_OFF: (FailedCall,),
+    Code.PROVIDER_ERROR: (ToolCallError, ModelHTTPError),
+    Code.UNKNOWN_TOOL: (UnknownToolError, FieldError, ToolCallError),
+    Code.INVALID_ARGUMENTS: _VALIDATION,
+    Code.REQUIRED_MISSING: _VALIDATION,
+    Code.TYPE_MISMATCH: _VALIDATION,
+    Code.CONSTRAINT_VIOLATION: _VALIDATION,
+    Code.SCHEMA_INVALID: (SchemaError,),
+    Code.DUPLICATE_TOOL: (SchemaError,),
+    Code.COMPILATION_FAILED: (SchemaError,),
 }
 
-#: Every error code, in catalogue order: ``ERROR_CODES["TLP-004"].fix``.
+#: Every error code, in catalogue order: ``ERROR_CODES[Code.UNPARSEABLE].fix``.
 ERROR_CODES: Mapping[str, ErrorInfo] = MappingProxyType(
     {
         code: ErrorInfo(code, name, title, cause, fix, _REPORTED_AS.get(code, ()))

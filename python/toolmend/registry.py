@@ -19,6 +19,7 @@ from toolmend._core import FieldError, ToolInfo, ValidationResult
 from toolmend.errors import SchemaError
 from toolmend.registry_metrics import RegistryMetrics, instrument, log_level
 from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_spec
+from toolmend._states import Code
 
 __all__ = ["FieldError", "SkippedTool", "ToolInfo", "ToolRegistry", "ToolSpec", "ValidationResult", "function_schema"]
 
@@ -103,7 +104,7 @@ class ToolRegistry(_core.ToolRegistry):
         if not isinstance(schema, (Mapping, str, bytes, bytearray, memoryview)):
             converted = schema_of(schema)
             if converted is None:
-                raise SchemaError("TSR-006", f"not a schema: {type(schema).__name__}")
+                raise SchemaError(Code.SCHEMA_INVALID, f"not a schema: {type(schema).__name__}")
             if not description and isinstance(schema, type):
                 description = tool_spec(schema, name=name).description
             schema = converted

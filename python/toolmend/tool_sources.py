@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from toolmend.errors import SchemaError
+from toolmend._states import Code
 
 __all__ = ["ToolSpec", "function_schema", "parameter_docs", "schema_of", "tool_spec"]
 
@@ -44,11 +45,11 @@ def tool_spec(item: Any, *, name: str | None = None) -> ToolSpec:
     if schema is not None:
         tool_name = name or getattr(item, "__name__", None)
         if not tool_name:
-            raise SchemaError("TSR-006", f"a {type(item).__name__} has no name: pass name=...")
+            raise SchemaError(Code.SCHEMA_INVALID, f"a {type(item).__name__} has no name: pass name=...")
         return ToolSpec(tool_name, schema, _summary(item) if isinstance(item, type) else "")
     wire = _as_mapping(item)
     if wire is None:
-        raise SchemaError("TSR-006", f"not a tool definition: {type(item).__name__}")
+        raise SchemaError(Code.SCHEMA_INVALID, f"not a tool definition: {type(item).__name__}")
     return _spec_from_mapping(wire, name)
 
 
@@ -150,10 +151,10 @@ def _spec_from_mapping(wire: Mapping[str, Any], name: str | None) -> ToolSpec:
         schema = None
     tool_name = name or wire.get("name")
     if not isinstance(tool_name, str) or not tool_name:
-        raise SchemaError("TSR-006", "the tool definition has no name")
+        raise SchemaError(Code.SCHEMA_INVALID, "the tool definition has no name")
     if schema is None:
         raise SchemaError(
-            "TSR-006",
+            Code.SCHEMA_INVALID,
             f"no schema found for tool '{tool_name}': expected parameters (OpenAI), inputSchema (MCP) or input_schema (Anthropic)",
         )
     annotations = wire.get("annotations")

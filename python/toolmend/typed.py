@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from toolmend._core import FieldError
 from toolmend.errors import ValidationError
+from toolmend._states import Code
 
 M = TypeVar("M")
 
@@ -48,13 +49,13 @@ def _pydantic(build: Any, tool_name: str) -> Any:
 def _pydantic_error(detail: Any) -> FieldError:
     kind = str(detail.get("type", ""))
     if kind == "missing":
-        code = "TSR-003"
+        code = Code.REQUIRED_MISSING
     elif any(c in kind for c in _CONSTRAINTS):
-        code = "TSR-005"
+        code = Code.CONSTRAINT_VIOLATION
     elif kind.endswith(("_type", "_parsing")) or kind in ("model_attributes_type", "dict_type", "list_type"):
-        code = "TSR-004"
+        code = Code.TYPE_MISMATCH
     else:
-        code = "TSR-002"
+        code = Code.INVALID_ARGUMENTS
     path = _pointer(detail.get("loc", ()))
     message = str(detail.get("msg", kind))
     suggestion = f"give {path or 'the arguments'} a value the model accepts: {message[0].lower() + message[1:]}" if message else ""
@@ -66,11 +67,11 @@ def _msgspec_error(text: str) -> FieldError:
     message, _, where = text.partition(" - at `")
     path = _pointer([p for p in where.rstrip("`").removeprefix("$").replace("[", ".").replace("]", "").split(".") if p])
     if message.startswith("Object missing required field"):
-        code, path = "TSR-003", path + "/" + message.rsplit("`", 2)[-2]
+        code, path = Code.REQUIRED_MISSING, path + "/" + message.rsplit("`", 2)[-2]
     elif message.startswith("Expected"):
-        code = "TSR-004" if "`, got `" in message else "TSR-005"
+        code = Code.TYPE_MISMATCH if "`, got `" in message else Code.CONSTRAINT_VIOLATION
     else:
-        code = "TSR-002"
+        code = Code.INVALID_ARGUMENTS
     return FieldError(path, code, message, None, None, f"give a value the model accepts: {message}")
 
 

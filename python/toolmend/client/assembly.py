@@ -17,6 +17,7 @@ from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator
 from toolmend.client.events import TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallFailed, ToolCallStarted
 from toolmend.client.reflection import FailedCall
 from toolmend.response import parse_response
+from toolmend._states import Code
 
 class Assembly:
     """Calls, failures and text of one attempt, for a streamed reply (``text``, ``chunk``, ``end``) or a whole one
@@ -144,7 +145,7 @@ class Assembly:
             return None
         kinds = ", ".join(f"{r.kind} at {r.position}" for r in call.repairs)
         return FailedCall(
-            code="TLP-004",
+            code=Code.UNPARSEABLE,
             message=f"the call's JSON needed repair ({kinds}) and repair is off",
             tool_name=call.name,
             raw_arguments=call.raw_arguments,

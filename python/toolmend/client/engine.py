@@ -43,6 +43,7 @@ from toolmend.client.transport import Transport
 from toolmend.client.turn import Turn, merge
 from toolmend.config import RetryConfig
 from toolmend.errors import ToolmendError
+from toolmend._states import Code
 
 logger = logging.getLogger("toolmend")
 
@@ -191,7 +192,7 @@ class Engine(Transport, Outcomes):
                         yield Done(result)
                         return
                     error_text = reply.error_text or ""
-                    refused = FailedCall("TLP-004", error_text, None, raw if raw is not None else error_text, -1)
+                    refused = FailedCall(Code.UNPARSEABLE, error_text, None, raw if raw is not None else error_text, -1)
                     failures.append(refused)
                 if not failures:
                     for event in held:

@@ -16,6 +16,7 @@ from toolmend._log import loggable
 from toolmend.client.assembly import Assembly
 from toolmend.client.ledger import Usage
 from toolmend.errors import ModelHTTPError
+from toolmend._states import Code
 
 T = TypeVar("T")
 
@@ -83,7 +84,7 @@ class ReplyTooLarge(Exception):
         return ModelHTTPError(
             f"the reply is over the size limit: {self.size} bytes read, max_response_bytes is {self.limit}",
             status=self.status,
-            code="TLP-007",
+            code=Code.TOO_LARGE,
         )
 
 
@@ -161,10 +162,10 @@ def not_a_reply(reply: Reply) -> ModelHTTPError | None:
             f"the server redirected the chat to {loggable(where)}: set the client's address to the final one",
             status=status,
             body=body,
-            code="TLP-009",
+            code=Code.REPLY_NOT_UNDERSTOOD,
         )
     if status != 200:
-        return ModelHTTPError(f"HTTP {status} is not a chat reply", status=status, body=body, code="TLP-009")
+        return ModelHTTPError(f"HTTP {status} is not a chat reply", status=status, body=body, code=Code.REPLY_NOT_UNDERSTOOD)
     if not isinstance(reply.data, dict):
-        return ModelHTTPError(f"the reply is not a JSON object: {loggable(body, 80)}", status=status, body=body, code="TLP-009")
+        return ModelHTTPError(f"the reply is not a JSON object: {loggable(body, 80)}", status=status, body=body, code=Code.REPLY_NOT_UNDERSTOOD)
     return None

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from toolmend._log import loggable
-from toolmend._states import Lane
+from toolmend._states import Code, Lane
 from toolmend.client import lanes
 from toolmend.client.exchange import Reply, body_text, not_a_reply
 from toolmend.client.history import well_formed
@@ -39,7 +39,7 @@ class Outcomes:
         """TRANSPORT, REJECTED, MODEL or REPLY; raises what ends the chat at once (a fatal status, a reply that
         is not one, one over the size cap, a stream that failed after its events were handed out)."""
         if reply.too_large is not None:
-            self._note(turn, lanes.FATAL, reply, "TLP-007")
+            self._note(turn, lanes.FATAL, reply, Code.TOO_LARGE)
             raise reply.too_large.error()
         lane = lanes.classify(reply.status, reply.failure, reply.error_text)
         if lane == lanes.TRANSPORT:
@@ -105,11 +105,11 @@ class Outcomes:
         delay = min(self._backoff.jitter(turn.rejections), max(0.0, turn.deadline - time.monotonic()))
         turn.messages = well_formed(turn.messages, self.provider, repair=False, limits=self._limits)
         turn.messages.append(rejected_request_message(error_text))
-        self._note(turn, lanes.MODEL, reply, "TLP-004", delay)
+        self._note(turn, lanes.MODEL, reply, Code.UNPARSEABLE, delay)
         self._log(
             logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): model, the server refused a tool call "
             "in the request (%s), waiting %.3fs", turn.rejections, self.config.model_http_retries, loggable(turn.model),
-            turn.correlation_id, loggable(error_text), delay, lane=lanes.MODEL, code="TLP-004",
+            turn.correlation_id, loggable(error_text), delay, lane=lanes.MODEL, code=Code.UNPARSEABLE,
         )
         return delay
 
@@ -183,7 +183,7 @@ class Outcomes:
             )
         self.stats.count("chats_exhausted")
         self._breaker.exhausted(turn.model, turn.correlation_id)
-        code = getattr(last_error, "code", "TLP-004")
+        code = getattr(last_error, "code", Code.UNPARSEABLE)
         retries = self.config.max_retries
         self._log(logging.WARNING, turn, "tool calls still failing after %d retries (correlation: %s): %s",
                   retries, turn.correlation_id, code, lane=lanes.MODEL, code=code)

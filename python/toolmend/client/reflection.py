@@ -13,10 +13,7 @@ import orjson
 
 from toolmend.config import DEFAULT_RETRY_PROMPT
 from toolmend.errors import ERROR_CODES, FailedCall
-
-#: The reply reached the token limit (finish reason "length") inside the call's arguments.
-CUT_OFF = "TLP-010"
-
+from toolmend._states import Code
 
 
 def error_type(code: str) -> str:
@@ -30,7 +27,7 @@ Provider = Literal["ollama", "openai", "anthropic"]
 def cut_off(error_or_call: Any, finish_reason: str = "length") -> FailedCall:
     """A call whose arguments the token limit cut off, as a failure to reflect (never a call to run)."""
     return FailedCall(
-        code=CUT_OFF,
+        code=Code.CUT_OFF,
         message=f"the reply ended (finish reason {finish_reason!r}) before the call's arguments were complete",
         tool_name=getattr(error_or_call, "tool_name", None) or getattr(error_or_call, "name", None),
         raw_arguments=getattr(error_or_call, "raw_arguments", None),
@@ -130,7 +127,7 @@ def raw_reflection(raw: str, error_text: str, template: str = DEFAULT_RETRY_PROM
     prompt = template.format(
         tool_name="?",
         error_type="invalid JSON",
-        error_code="TLP-004",
+        error_code=Code.UNPARSEABLE,
         error_position="-",
         error_message=error_text,
         validation_errors="",
