@@ -1,10 +1,13 @@
-"""toolmend.loads of broken input beside fast_json_repair with objects, and beside orjson.loads of the valid twin.
+"""toolmend.loads of broken input beside fast_json_repair with objects, and beside orjson.loads of the valid twin;
+and toolmend.loads of valid input beside orjson.loads.
 
-    python benches/loads_report.py [SIZES]      (release build; SIZES like 10KB,100KB,1MB, the default)
+    python benches/loads_report.py [SIZES]         (release build; SIZES like 10KB,100KB,1MB, the default)
+    python benches/loads_report.py valid [SIZES]   (valid documents, str and bytes; 60B to 1MB by default)
 
 For every broken case of the bench corpus (both document families, every fault) at those sizes: the best of
 five timings of each, then per size the ratios fast_json_repair / loads (higher: toolmend faster) and
-loads / orjson (lower: closer to one strict parse), as min, median and max over the cases.
+loads / orjson (lower: closer to one strict parse), as min, median and max over the cases. With ``valid``:
+each valid document of the corpus, loads / orjson.loads of the same object (str, then bytes).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import orjson
 import toolmend
 from toolmend.bench import ROOMY, corpus
 
-SIZES = {"2KB": 2_000, "10KB": 10_000, "100KB": 100_000, "1MB": 1_000_000}
+SIZES = {"60B": 60, "500B": 500, "2KB": 2_000, "10KB": 10_000, "100KB": 100_000, "1MB": 1_000_000}
 
 
 def best(run: Callable[[], Any], budget_s: float = 0.05) -> float:
@@ -28,7 +31,29 @@ def best(run: Callable[[], Any], budget_s: float = 0.05) -> float:
     return min(timeit.repeat(run, number=number, repeat=5)) / number
 
 
+def valid(wanted: list[str]) -> None:
+    """loads / orjson.loads on each valid document, str and bytes."""
+    print("| document | bytes | orjson.loads (str) | loads / orjson, str | loads / orjson, bytes |")
+    print("|---|---:|---:|---:|---:|")
+    for case in corpus(sizes={name: SIZES[name] for name in wanted}, pathological=False):
+        if not case.name.endswith("-valid"):
+            continue
+        ratios = []
+        # The call a user writes: no keywords unless the document is over the default size limit.
+        limits = ROOMY if len(case.valid) > toolmend.DEFAULT_LIMITS["max_size"] else {}
+        for text in (case.valid, case.valid.encode()):
+            assert toolmend.loads(text, **limits) == orjson.loads(text), case.name
+            floor = best(lambda: orjson.loads(text))
+            ratios.append((floor, best(lambda: toolmend.loads(text, **limits)) / floor))
+        name = case.name.removesuffix("-valid")
+        print(f"| {name} | {len(case.valid):,} | {ratios[0][0] * 1e6:.2f} us | {ratios[0][1]:.2f}x | {ratios[1][1]:.2f}x |",
+              flush=True)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["valid"]:
+        valid(sys.argv[2].split(",") if len(sys.argv) > 2 else list(SIZES))
+        return
     import fast_json_repair
 
     wanted = sys.argv[1].split(",") if len(sys.argv) > 1 else ["10KB", "100KB", "1MB"]
