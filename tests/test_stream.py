@@ -442,6 +442,15 @@ def test_argument_events_carry_the_path_they_ended_in() -> None:
     assert event.kind == "arguments" and event.path is None
 
 
+def test_event_paths_escape_keys_as_json_pointer_tokens() -> None:
+    acc = ToolCallAccumulator()
+    pieces = ['{"a/b": {"c~d": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, {"": "x', '"}], "ключ": "', "значение"]
+    events = [e for piece in pieces for e in acc.feed(ToolCallDelta(0, arguments=piece))]
+    paths = [e.path for e in events if e.kind == "arguments"]
+    assert paths == ["/a~1b/c~0d/11/", "/a~1b/ключ", "/a~1b/ключ"]
+    assert acc.partial(0) == {"a/b": {"c~d": [*range(11), {"": "x"}], "ключ": "значение"}}
+
+
 @pytest.mark.parametrize("size", [1, 4, 200])
 def test_text_call_parser_takes_no_call_from_thinking(size: int) -> None:
     reply = (

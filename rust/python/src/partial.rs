@@ -32,7 +32,19 @@ impl Builder for PyBuilder<'_> {
     }
 
     fn key_text<'k>(&self, key: &'k Py<PyString>) -> Cow<'k, str> {
-        Cow::Owned(key.bind(self.0).to_cow().unwrap_or_default().into_owned())
+        let mut size: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY: the GIL is held, and `key` keeps the str alive for 'k: its UTF-8 form, made
+        // once and cached on the str (which never changes), lives as long. Null for a str
+        // holding lone surrogates, which is read the slow way.
+        unsafe {
+            let data = pyo3::ffi::PyUnicode_AsUTF8AndSize(key.as_ptr(), &mut size);
+            if data.is_null() {
+                pyo3::ffi::PyErr_Clear();
+                return Cow::Owned(key.bind(self.0).to_string_lossy().into_owned());
+            }
+            let bytes = std::slice::from_raw_parts(data.cast::<u8>(), size as usize);
+            Cow::Borrowed(std::str::from_utf8_unchecked(bytes))
+        }
     }
 
     fn string(&mut self, text: &str) -> PyResult<Py<PyAny>> {

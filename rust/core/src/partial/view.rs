@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use super::{Reader, Token};
+use crate::schema::escape_pointer;
 use crate::stream::{Accumulator, AssembledCall};
 
 /// How a host makes and fills values. Containers are shared handles: a container put in its
@@ -136,23 +137,17 @@ impl<V, K> View<V, K> {
         if !self.is_live() {
             return None;
         }
-        let mut path = String::new();
+        let mut path = String::with_capacity(8 * self.stack.len());
         for open in &self.stack {
             match &open.member {
                 Member::None => {}
                 Member::Key(k) => {
                     path.push('/');
-                    for c in builder.key_text(k).chars() {
-                        match c {
-                            '~' => path.push_str("~0"),
-                            '/' => path.push_str("~1"),
-                            c => path.push(c),
-                        }
-                    }
+                    path.push_str(&escape_pointer(&builder.key_text(k)));
                 }
                 Member::Index(i) => {
-                    use std::fmt::Write;
-                    let _ = write!(path, "/{i}");
+                    path.push('/');
+                    path.push_str(itoa::Buffer::new().format(*i));
                 }
             }
         }
