@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 import toolmend
-from toolmend._states import Lane, StreamEventKind, _StrEnum
+from toolmend._states import CallSource, Lane, StreamEventKind, _StrEnum
 from toolmend.config import RENAMED_FIELDS, RetryConfig
 
 # ---- RetryConfig: the new names, and the former ones for one release ----------------------------------------
@@ -188,3 +188,17 @@ def test_stream_events_are_of_the_kinds_stream_event_kind_names() -> None:
         seen += [event.kind for event in acc.feed(chunk)]
     assert set(seen) == {kind.value for kind in StreamEventKind}
     assert all(type(kind) is StreamEventKind and StreamEventKind(kind) == kind for kind in seen)
+
+
+def test_call_sources_are_the_fields_and_every_text_format() -> None:
+    assert toolmend.CallSource is CallSource
+    assert [s.value for s in CallSource] == ["tool_calls", "stream", *toolmend.TEXT_FORMATS["lenient"]]
+    assert all(s.name == s.value.upper() for s in CallSource)
+    reply = {"message": {"role": "assistant", "content": '<tool_call>{"name": "b", "arguments": {}}</tool_call>',
+                         "tool_calls": [{"function": {"name": "a", "arguments": {}}}]}}
+    sources = [call.source for call in toolmend.parse_response(reply).calls]
+    assert sources == [CallSource.TOOL_CALLS, CallSource.HERMES] == ["tool_calls", "hermes"]
+    assert all(type(s) is CallSource for s in sources)
+    assert toolmend.ToolCall("f", {}, source="pythonic").source is CallSource.PYTHONIC
+    with pytest.raises(ValueError, match="not a call source"):
+        toolmend.ToolCall("f", {}, source="telepathy")

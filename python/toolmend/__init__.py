@@ -7,7 +7,7 @@ from toolmend import _records  # noqa: F401  (the result classes' methods writte
 from toolmend._core import LOADS_MAX_DEPTH, REPAIR_KINDS, __version__
 from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING
 from toolmend._repair import Repair, RepairError, RepairResult, loads, loads_many, repair, repair_many
-from toolmend._states import Code, Lane, StreamEventKind
+from toolmend._states import CallSource, Code, Lane, StreamEventKind
 from toolmend.config import RetryConfig
 from toolmend.errors import (
     ERROR_CODES,
@@ -30,6 +30,7 @@ from toolmend._core import StreamEvent, TextCallParser, ToolCallAccumulator, Too
 
 __all__ = [
     "Attempt",
+    "CallSource",
     "ChatResult",
     "CircuitOpenError",
     "Code",

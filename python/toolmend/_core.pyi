@@ -2,7 +2,7 @@
 
 from typing import Any, Collection, Iterable, Literal, Mapping, TypeVar, Union, final, overload
 
-from toolmend._states import StreamEventKind
+from toolmend._states import CallSource, StreamEventKind
 
 _M = TypeVar("_M")
 
@@ -369,8 +369,9 @@ class ToolCall:
     def truncated(self) -> bool:
         """The arguments were cut off and mended into what they held (taken only with `allow_truncated=True`)."""
     @property
-    def source(self) -> str:
-        """Where the call was found: "tool_calls", "stream", or a text format ("hermes", "mistral", ...)."""
+    def source(self) -> CallSource:
+        """Where the call was found: a CallSource, equal to its value ("tool_calls", "stream", or a text format
+        such as "hermes" or "mistral")."""
 
 @final
 class ToolCallError:

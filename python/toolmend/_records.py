@@ -14,7 +14,7 @@ from typing import Any, Callable, TypeVar
 import orjson
 
 from toolmend import _core
-from toolmend._states import StreamEventKind
+from toolmend._states import CallSource, StreamEventKind
 
 __all__: list[str] = []
 
@@ -156,6 +156,8 @@ class ToolInfo:
 
 # --- replies -----------------------------------------------------------------------------------------------
 
+_CALL_SOURCES = {source.value: source for source in CallSource}
+
 
 @_record(
     _core.ToolCall,
@@ -163,6 +165,12 @@ class ToolInfo:
     equality=False,
 )
 class ToolCall:
+    @property
+    def source(self) -> CallSource:
+        """Where the call was found: the reply's ``tool_calls`` field, a stream, or the text format the model
+        wrote it in (a CallSource, equal to its plain value: "tool_calls", "stream", "hermes", ...)."""
+        return _CALL_SOURCES[self._source]
+
     def __eq__(self, other: object) -> bool:
         """Equal when the id, name, arguments, index, choice, source and truncation are (arguments
         compared as values)."""

@@ -102,3 +102,35 @@ class Code(StrEnum):
     DUPLICATE_TOOL = "TSR-007"
     #: Schema does not compile.
     COMPILATION_FAILED = "TSR-008"
+
+
+class CallSource(StrEnum):
+    """Where a call was found (``ToolCall.source``): the reply's structured field, a stream, or the text format
+    the model wrote it in (one member per format of ``TEXT_FORMATS["lenient"]``)."""
+
+    #: The reply's structured ``tool_calls`` field (or its provider's equivalent).
+    TOOL_CALLS = "tool_calls"
+    #: Assembled from a stream's fragments.
+    STREAM = "stream"
+    # Written in the text, in one of the formats of TEXT_FORMATS (docs/api.md lists what each looks like).
+    FENCED_TOOL_CALL = "fenced_tool_call"
+    FENCED_JSON = "fenced_json"
+    HERMES = "hermes"
+    GRANITE = "granite"
+    GRANITE_FC = "granite_fc"
+    NEMOTRON = "nemotron"
+    APERTUS = "apertus"
+    MISTRAL = "mistral"
+    LLAMA3 = "llama3"
+    PHI4 = "phi4"
+    DEEPSEEK = "deepseek"
+    KIMI_K2 = "kimi_k2"
+    GPT_OSS = "gpt_oss"
+    FUNCTIONARY = "functionary"
+    MINIMAX = "minimax"
+    FUNCTIONARY_V32 = "functionary_v32"
+    LFM2 = "lfm2"
+    LLAMA4 = "llama4"
+    BARE_JSON = "bare_json"
+    PYTHONIC = "pythonic"
+    ANY_JSON = "any_json"

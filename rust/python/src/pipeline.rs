@@ -62,8 +62,9 @@ pub struct ToolCall {
     #[pyo3(get)]
     truncated: bool,
     /// Where the call was found: "tool_calls" (the structured field), "stream", or a text
-    /// format ("hermes", "mistral", "bare_json", ...). Interned: one str per format.
-    #[pyo3(get)]
+    /// format ("hermes", "mistral", "bare_json", ...). Interned: one str per format. `source` is
+    /// its CallSource member (toolmend/_records.py).
+    #[pyo3(get, name = "_source")]
     source: Py<PyString>,
 }
 
@@ -113,8 +114,10 @@ impl ToolCall {
         repairs: Vec<PyRef<'_, Repair>>,
         choice: usize,
         truncated: bool,
-    ) -> Self {
-        ToolCall {
+    ) -> PyResult<Self> {
+        let source = CallSource::from_name(source)
+            .ok_or_else(|| PyValueError::new_err(format!("not a call source: {source:?}")))?;
+        Ok(ToolCall {
             id: id.map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
             name: name.unbind(),
             arguments,
@@ -123,8 +126,8 @@ impl ToolCall {
             index,
             choice,
             truncated,
-            source: PyString::intern(py, source).unbind(),
-        }
+            source: source_name(py, source),
+        })
     }
 
     /// The arguments as the model wrote them (text; an object given by Ollama is serialised).

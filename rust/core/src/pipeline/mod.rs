@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, ErrorCode};
-use crate::extract::FoundCall;
+use crate::extract::{Formats, FoundCall};
 use crate::limits::Limits;
 use crate::names::NameRule;
 use crate::repair::{ends_cut_off, Repair, RepairKind};
@@ -44,6 +44,18 @@ pub enum CallSource {
 }
 
 impl CallSource {
+    /// The source a name stands for: "tool_calls", "stream" or a text format's name.
+    pub fn from_name(name: &str) -> Option<CallSource> {
+        match name {
+            "tool_calls" => Some(CallSource::ToolCalls),
+            "stream" => Some(CallSource::Stream),
+            _ => Formats::names()
+                .iter()
+                .find(|format| **format == name)
+                .map(|format| CallSource::Text(format)),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             CallSource::ToolCalls => "tool_calls",

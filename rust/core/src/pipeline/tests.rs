@@ -198,6 +198,12 @@ fn wire_indexes_are_kept_and_text_calls_come_after() {
     );
     assert_eq!(out.calls[0].source, CallSource::ToolCalls);
     assert_eq!(out.text.trim(), "Also:");
+    // Each source is read back from its name, and nothing else is a source.
+    for source in out.calls.iter().map(|c| c.source) {
+        assert_eq!(CallSource::from_name(source.as_str()), Some(source));
+    }
+    assert_eq!(CallSource::from_name("stream"), Some(CallSource::Stream));
+    assert_eq!(CallSource::from_name("telepathy"), None);
 }
 
 #[test]
