@@ -3,9 +3,9 @@
     python benches/feed_paths.py [SIZE_BYTES]        (release build; 1 MB in 20-byte chunks by default)
 
 Prints ns per chunk and, in brackets, the ratio of the whole stream to the floor: extend_arguments (the lean
-path), feed(ToolCallDelta) + partial, and feed of an OpenAI chunk dict + partial, with the dicts built ahead
+path), feed(ToolCallDelta) + partial, feed of an OpenAI chunk dict + partial, with the dicts built ahead
 (cold in the cache, as a list of 52,000 parsed chunks is) or one dict refilled in place (hot, as a chunk parsed
-just before it is fed).
+just before it is fed), and feed of the raw SSE bytes of each chunk (as read off the socket) + partial.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ def chunk(arguments: str) -> dict[str, Any]:
 
 
 COLD = [chunk(c) for c in CHUNKS]
+RAW = [b"data: " + orjson.dumps(c) + b"\n\n" for c in COLD]
+RAW_FIRST = b"data: " + orjson.dumps(FIRST) + b"\n\n"
 HOT = chunk("")
 HOT_FUNCTION = HOT["choices"][0]["delta"]["tool_calls"][0]["function"]
 
@@ -77,6 +79,15 @@ def feed_hot() -> Any:
     return acc.finish()
 
 
+def feed_raw() -> Any:
+    acc = ToolCallAccumulator()
+    acc.feed(RAW_FIRST)
+    for line in RAW:
+        acc.feed(line)
+        acc.partial(0)
+    return acc.finish()
+
+
 def best(run: Callable[[], Any], repeats: int = 7) -> float:
     times = []
     for _ in range(repeats):
@@ -89,12 +100,13 @@ def best(run: Callable[[], Any], repeats: int = 7) -> float:
 
 def main() -> None:
     expected = orjson.loads(TEXT)
-    for run in (extend, feed_delta, feed_cold, feed_hot):
+    for run in (extend, feed_delta, feed_cold, feed_hot, feed_raw):
         assert run().calls[0].arguments == expected, run.__name__
     floor = best(lambda: orjson.loads(TEXT), 21)
     print(f"{len(CHUNKS)} chunks; orjson.loads of the final document: {floor * 1e3:.2f} ms")
     for name, run in [("extend_arguments", extend), ("feed(ToolCallDelta) + partial", feed_delta),
-                      ("feed(chunk dict, cold) + partial", feed_cold), ("feed(chunk dict, hot) + partial", feed_hot)]:
+                      ("feed(chunk dict, cold) + partial", feed_cold), ("feed(chunk dict, hot) + partial", feed_hot),
+                      ("feed(raw SSE bytes) + partial", feed_raw)]:
         t = best(run)
         print(f"{name:34} {t / len(CHUNKS) * 1e9:6.0f} ns a chunk ({t / floor:.1f}x)")
 

@@ -7,6 +7,7 @@ use crate::stream::{Accumulator, Delta, Event};
 
 use super::envelope::{kind_of, stopped_at_limit};
 use super::framing::{line_kind, Frame, LineFramer, LineKind};
+use super::openai;
 use super::value::{ErrorOf, JsonLike, Key, Parser};
 
 /// The longest line of a raw stream that is read, for a size limit: a line carries at most a
@@ -225,13 +226,26 @@ impl StreamReader {
         }
     }
 
-    /// Reads one JSON line; true when it was an object (and was fed).
+    /// Reads one JSON line; true when it was an object (and was fed). An OpenAI chunk is read
+    /// straight from its text (see `openai`); any other line is parsed into a value.
     fn read_line<P: Parser>(
         &mut self,
         payload: &[u8],
         parser: &P,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
     ) -> Result<bool, ErrorOf<P::Value>> {
+        if let Some(choices) = openai::read_chunk(payload) {
+            for choice in choices {
+                for delta in choice.deltas {
+                    self.feed_delta(delta, sink)?;
+                }
+                if let Some(at_limit) = choice.ends {
+                    self.cut_by_length |= at_limit;
+                    self.end_of_turn(sink)?;
+                }
+            }
+            return Ok(true);
+        }
         match parser.parse(payload)?.filter(JsonLike::is_object) {
             Some(chunk) => self.feed_chunk(&chunk, sink).map(|()| true),
             None => Ok(false),

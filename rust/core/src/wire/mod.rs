@@ -8,6 +8,7 @@
 mod chunks;
 mod envelope;
 mod framing;
+mod openai;
 mod value;
 
 pub use chunks::{line_limit, StreamReader};

@@ -332,3 +332,165 @@ fn responses_stream_events_assemble_function_calls() {
         [(1, Some("call_7".into()), "f".into(), r#"{"a": 1}"#.into())]
     );
 }
+
+mod openai_lines {
+    //! Raw OpenAI chunk lines are read straight from their text (`openai`); every other line,
+    //! and every chunk that reading does not cover, the general way. Both must give the same
+    //! events and calls on any chunk.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A value of some JSON type, for members that may hold the wrong one.
+    fn odd() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            Just(json!(true)),
+            Just(json!(-1)),
+            Just(json!(2)),
+            Just(json!(1.5)),
+            Just(json!("x")),
+            Just(json!([])),
+            Just(json!({})),
+        ]
+    }
+
+    fn text() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            4 => prop::sample::select(vec!["", "{\"a\": ", "1}", "\"q\\u00e9\\n\"", "read_file", "call_1", "length", "stop", "max_tokens", "incomplete"]).prop_map(Value::from),
+            1 => odd(),
+        ]
+    }
+
+    /// An object with each member of `members` present or not.
+    fn object(members: Vec<(&'static str, BoxedStrategy<Value>)>) -> BoxedStrategy<Value> {
+        let parts: Vec<_> = members
+            .into_iter()
+            .map(|(k, v)| prop::option::weighted(0.7, v).prop_map(move |v| (k, v)))
+            .collect();
+        parts
+            .prop_map(|parts| {
+                Value::Object(
+                    parts
+                        .into_iter()
+                        .filter_map(|(k, v)| Some((k.to_string(), v?)))
+                        .collect(),
+                )
+            })
+            .boxed()
+    }
+
+    fn call() -> BoxedStrategy<Value> {
+        let function = object(vec![
+            ("name", text().boxed()),
+            ("arguments", text().boxed()),
+        ]);
+        let index = prop_oneof![4 => (0usize..3).prop_map(Value::from), 1 => odd()];
+        prop_oneof![
+            8 => object(vec![
+                ("index", index.boxed()),
+                ("id", text().boxed()),
+                ("type", Just(json!("function")).boxed()),
+                ("function", prop_oneof![8 => function, 1 => odd()].boxed()),
+            ]),
+            1 => odd().boxed(),
+        ]
+        .boxed()
+    }
+
+    fn choice() -> BoxedStrategy<Value> {
+        let calls =
+            prop_oneof![6 => prop::collection::vec(call(), 0..3).prop_map(Value::from), 1 => odd()];
+        let delta = prop_oneof![
+            6 => object(vec![("tool_calls", calls.boxed()), ("content", text().boxed()), ("role", Just(json!("assistant")).boxed())]),
+            1 => odd().boxed(),
+        ];
+        let reason = prop_oneof![3 => Just(Value::Null), 2 => text()];
+        prop_oneof![
+            8 => object(vec![
+                ("index", Just(json!(0)).boxed()),
+                ("delta", delta.boxed()),
+                ("finish_reason", reason.clone().boxed()),
+                ("done_reason", reason.clone().boxed()),
+                ("stop_reason", reason.clone().boxed()),
+                ("status", reason.boxed()),
+            ]),
+            1 => odd().boxed(),
+        ]
+        .boxed()
+    }
+
+    fn chunk() -> BoxedStrategy<Value> {
+        let choices = prop_oneof![8 => prop::collection::vec(choice(), 0..3).prop_map(Value::from), 1 => odd()];
+        object(vec![
+            ("id", Just(json!("chatcmpl-1")).boxed()),
+            ("object", Just(json!("chat.completion.chunk")).boxed()),
+            ("choices", choices.boxed()),
+            (
+                "type",
+                prop_oneof![4 => Just(Value::Null), 1 => Just(json!("content_block_delta"))]
+                    .boxed(),
+            ),
+        ])
+    }
+
+    type Seen = (Vec<(Event, (usize, Option<String>))>, Calls, bool);
+
+    /// The chunks read as raw SSE lines (`raw`) or as values, with the events, calls and cut.
+    fn read(chunks: &[Value], raw: bool) -> Seen {
+        let mut reader = StreamReader::new(Limits::DEFAULT);
+        let mut events = Vec::new();
+        let mut sink = |calls: &Accumulator, e: Event| {
+            let key = calls.call_key(e.slot());
+            events.push((e, key));
+            Ok::<(), Infallible>(())
+        };
+        for chunk in chunks {
+            if raw {
+                let line = format!("data: {chunk}\n\n");
+                reader
+                    .feed_bytes(line.as_bytes(), &SerdeParser, &mut sink)
+                    .unwrap();
+            } else {
+                reader.feed_chunk(chunk, &mut sink).unwrap();
+            }
+        }
+        let cut = reader.cut_by_length();
+        (events, reader.calls_mut().finish(), cut)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn raw_lines_and_values_give_the_same_events(chunks in prop::collection::vec(chunk(), 1..4)) {
+            prop_assert_eq!(read(&chunks, true), read(&chunks, false));
+        }
+    }
+
+    #[test]
+    fn a_plain_chunk_is_read_straight_from_its_text() {
+        let line = br#"{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "call_1", "function": {"name": "f", "arguments": "{\"a\\u00e9\": "}}]}, "finish_reason": null}]}"#;
+        let choices = super::super::openai::read_chunk(line).expect("covered");
+        let delta = &choices[0].deltas[0];
+        assert_eq!(
+            (delta.index, delta.id.as_deref(), delta.name.as_deref()),
+            (1, Some("call_1"), Some("f"))
+        );
+        assert_eq!(delta.arguments.as_deref(), Some(r#"{"a\u00e9": "#));
+        assert_eq!(choices[0].ends, None);
+        // Another shape, a member of another type, or not JSON: the general reading's.
+        for other in [
+            &br#"{"type": "x", "choices": []}"#[..],
+            br#"{"choices": [{"delta": {"tool_calls": [{"index": -1}]}}]}"#,
+            br#"{"choices": [1]}"#,
+            b"{\"choices\": [",
+            br#"{"message": {}}"#,
+        ] {
+            assert!(
+                super::super::openai::read_chunk(other).is_none(),
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The common line of a raw OpenAI-compatible stream, a `chat.completion.chunk`, read straight
+//! from its JSON text: serde reads only the members a delta uses (strings borrowed where they
+//! hold no escape) and skips the rest without building them, so no value is made for the line.
+//!
+//! It covers the chunk exactly as the general reading (`StreamReader::feed_chunk` over any
+//! `JsonLike` value) does, or not at all: a line with another shape, a member of another type
+//! than the one expected, a repeated member or text that is not JSON is refused here, and the
+//! general reading takes it. A test holds the two to the same events on any line.
+
+use std::borrow::Cow;
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+
+use crate::stream::Delta;
+
+/// A chunk: its choices. `type` (an Anthropic or Responses API event) is another shape.
+#[derive(Deserialize)]
+pub(super) struct Chunk<'a> {
+    #[serde(borrow)]
+    choices: Vec<Choice<'a>>,
+    #[serde(rename = "type")]
+    kind: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(borrow)]
+    delta: Option<DeltaBody<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+    // The other ways a server says it stopped at the token limit (see `stopped_at_limit`).
+    #[serde(borrow)]
+    done_reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    status: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct DeltaBody<'a> {
+    #[serde(borrow)]
+    tool_calls: Option<Vec<CallPiece<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct CallPiece<'a> {
+    index: Option<usize>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function: Option<FunctionPiece<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionPiece<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// What one choice of a chunk says: its call fragments, then, when it ends the choice, whether
+/// it stopped at the token limit.
+pub(super) struct ChoiceRead {
+    pub deltas: Vec<Delta>,
+    pub ends: Option<bool>,
+}
+
+/// The chunk `payload` holds, choice by choice; None when it is not a chunk this reading covers.
+pub(super) fn read_chunk(payload: &[u8]) -> Option<Vec<ChoiceRead>> {
+    // Only a line that names `choices` can be one: other lines (Ollama's) are not parsed twice.
+    memchr::memmem::find(payload, b"\"choices\"")?;
+    let chunk: Chunk<'_> = serde_json::from_slice(payload).ok()?;
+    if chunk.kind.is_some() {
+        return None;
+    }
+    Some(chunk.choices.into_iter().map(read_choice).collect())
+}
+
+fn read_choice(choice: Choice<'_>) -> ChoiceRead {
+    let calls = choice.delta.and_then(|d| d.tool_calls).unwrap_or_default();
+    let deltas = calls
+        .into_iter()
+        .enumerate()
+        .map(|(position, call)| {
+            let (name, arguments) = match call.function {
+                Some(f) => (f.name, f.arguments),
+                None => (None, None),
+            };
+            Delta {
+                index: call.index.unwrap_or(position),
+                id: call.id.map(Cow::into_owned),
+                name: name.map(Cow::into_owned),
+                arguments: arguments.map(Cow::into_owned),
+                complete: false,
+            }
+        })
+        .collect();
+    let said = |reason: &Option<Cow<'_, str>>, limit: &str| reason.as_deref() == Some(limit);
+    let ends = choice.finish_reason.is_some().then(|| {
+        said(&choice.finish_reason, "length")
+            || said(&choice.done_reason, "length")
+            || said(&choice.stop_reason, "max_tokens")
+            || said(&choice.status, "incomplete")
+    });
+    ChoiceRead { deltas, ends }
+}
