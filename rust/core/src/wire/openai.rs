@@ -8,7 +8,9 @@
 //! general reading takes it. A test holds the two to the same events on any line.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
+use memchr::memmem;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
@@ -71,7 +73,9 @@ pub(super) struct ChoiceRead {
 /// The chunk `payload` holds, choice by choice; None when it is not a chunk this reading covers.
 pub(super) fn read_chunk(payload: &[u8]) -> Option<Vec<ChoiceRead>> {
     // Only a line that names `choices` can be one: other lines (Ollama's) are not parsed twice.
-    memchr::memmem::find(payload, b"\"choices\"")?;
+    static CHOICES: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new(b"\"choices\""));
+    CHOICES.find(payload)?;
     let chunk: Chunk<'_> = serde_json::from_slice(payload).ok()?;
     if chunk.kind.is_some() {
         return None;
