@@ -60,13 +60,18 @@ def feed_delta() -> Any:
     return acc.finish()
 
 
-def feed_cold() -> Any:
+def feed_each(first: Any, chunks: list[Any]) -> Any:
+    """The first chunk, then each of `chunks` with a look at the arguments after it."""
     acc = ToolCallAccumulator()
-    acc.feed(FIRST)
-    for d in COLD:
-        acc.feed(d)
+    acc.feed(first)
+    for chunk in chunks:
+        acc.feed(chunk)
         acc.partial(0)
     return acc.finish()
+
+
+def feed_cold() -> Any:
+    return feed_each(FIRST, COLD)
 
 
 def feed_hot() -> Any:
@@ -80,12 +85,7 @@ def feed_hot() -> Any:
 
 
 def feed_raw() -> Any:
-    acc = ToolCallAccumulator()
-    acc.feed(RAW_FIRST)
-    for line in RAW:
-        acc.feed(line)
-        acc.partial(0)
-    return acc.finish()
+    return feed_each(RAW_FIRST, RAW)
 
 
 def best(run: Callable[[], Any], repeats: int = 7) -> float:
