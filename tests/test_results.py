@@ -98,6 +98,14 @@ def test_a_call_crosses_a_process_pool() -> None:
     assert names == [(c.name, c.arguments) for c in calls]
 
 
+def test_a_call_pickles_with_its_raw_arguments_as_given() -> None:
+    # Text that UTF-8 cannot encode, and an object as Ollama gives it, both come back as they were.
+    for raw in ["{'a': '\ud800'}", {"a": 1}]:
+        call = ToolCall("f", {"a": 1}, raw_arguments=raw)
+        back = pickle.loads(pickle.dumps(call))
+        assert back == call and back._raw == raw and back.raw_arguments == call.raw_arguments
+
+
 @pytest.mark.parametrize("source", ["tool_calls", "hermes", "stream"])
 def test_source_is_kept_as_given(source: str) -> None:
     assert ToolCall("f", {}, source=source).source == source

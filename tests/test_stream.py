@@ -442,6 +442,34 @@ def test_argument_events_carry_the_path_they_ended_in() -> None:
     assert event.kind == "arguments" and event.path is None
 
 
+def test_a_look_at_a_whole_value_with_more_after_it_shows_the_value() -> None:
+    for text, shown in [('{"a": 1}{"b": 2}', {"a": 1}), ('{"a": 1}, {"b": 2}', {"a": 1}), ('"x" "y"', "x")]:
+        acc = ToolCallAccumulator()
+        acc.feed(ToolCallDelta(0, name="f", arguments=text))
+        assert acc.partial(0) == shown, text
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="f", arguments="{'path': 'a.tx"))
+    assert acc.partial(0) == {"path": "a.tx"}
+
+
+def sse(chunk: object) -> bytes:
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+def test_raw_openai_lines_read_objects_only_and_skip_members_no_delta_uses() -> None:
+    call = {"index": 0, "id": "call_1", "function": {"name": "f", "arguments": "{}"}}
+    # An array where an object goes holds no call, whichever way the line is read.
+    for chunk in ({"choices": [{"delta": {"tool_calls": [[0, "call_1", ["f", "{}"]]]}}]},
+                  {"choices": [[{"tool_calls": [call]}, "stop", None, None, None]]}):
+        assert ToolCallAccumulator().feed(sse(chunk)) == [] == ToolCallAccumulator().feed(chunk)
+    # A member no delta uses may hold what a strict parser refuses: the line's call is still read.
+    for created in ("1e400", "99999999999999999999"):
+        line = b'data: {"created": ' + created.encode() + b', "choices": [{"delta": {"tool_calls": [' + json.dumps(call).encode() + b"]}}]}\n\n"
+        acc = ToolCallAccumulator()
+        assert [e.kind for e in acc.feed(line)] == ["started", "name", "arguments"]
+        assert [(c.name, c.arguments) for c in acc.finish().calls] == [("f", {})]
+
+
 def test_event_paths_escape_keys_as_json_pointer_tokens() -> None:
     acc = ToolCallAccumulator()
     pieces = ['{"a/b": {"c~d": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, {"": "x', '"}], "ключ": "', "значение"]

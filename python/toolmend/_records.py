@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-import orjson
-
 from toolmend import _core
 from toolmend._states import CallSource, StreamEventKind
 
@@ -21,12 +19,19 @@ __all__: list[str] = []
 T = TypeVar("T", bound=type)
 
 
+#: What every class body holds about itself, which is not to be copied.
+_CLASS_BODY_ONLY = frozenset(
+    {"__module__", "__qualname__", "__dict__", "__weakref__", "__doc__", "__annotations__", "__firstlineno__",
+     "__static_attributes__", "__type_params__"}
+)
+
+
 def methods_of(cls: T) -> Callable[[type], T]:
     """Adds the decorated class body's functions and properties to ``cls`` and gives back ``cls``."""
 
     def add(body: type) -> T:
         for name, member in vars(body).items():
-            if name not in ("__module__", "__qualname__", "__dict__", "__weakref__", "__doc__", "__annotations__"):
+            if name not in _CLASS_BODY_ONLY:
                 setattr(cls, name, member)
         return cls
 
@@ -161,7 +166,8 @@ _CALL_SOURCES = {source.value: source for source in CallSource}
 
 @_record(
     _core.ToolCall,
-    ("name", "arguments", "id", "index", "source", "raw_arguments", "repairs", "choice", "truncated"),
+    # The raw arguments as given (text, or Ollama's object), not as text: text may not encode.
+    ("name", "arguments", "id", "index", "source", "_raw", "repairs", "choice", "truncated"),
     equality=False,
 )
 class ToolCall:

@@ -25,18 +25,19 @@ use crate::schema::{FieldError, PyToolRegistry};
 use crate::walk::check_limits;
 use crate::wire::{read_reply, Obj};
 
-/// Arguments as the model gave them: JSON text, or an object (Ollama). Text for the object is
-/// made only when asked for.
-fn raw_text(py: Python<'_>, raw: &Option<Py<PyAny>>) -> PyResult<Option<String>> {
+/// Arguments as the model gave them: JSON text (the str itself, whatever it holds), or an object
+/// (Ollama), whose text is made only when asked for.
+fn raw_text<'py>(py: Python<'py>, raw: &Option<Py<PyAny>>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let Some(raw) = raw else { return Ok(None) };
     let raw = raw.bind(py);
-    if let Ok(s) = raw.cast::<PyString>() {
-        return Ok(Some(s.to_str()?.to_owned()));
+    if raw.is_instance_of::<PyString>() {
+        return Ok(Some(raw.clone()));
     }
-    match orjson_dumps(py, raw) {
-        Ok(text) => Ok(Some(text)),
-        Err(_) => Ok(Some(raw.repr()?.to_string())),
-    }
+    let text = match orjson_dumps(py, raw) {
+        Ok(text) => text,
+        Err(_) => raw.repr()?.to_string(),
+    };
+    Ok(Some(PyString::new(py, &text).into_any()))
 }
 
 /// One tool call, ready to execute: its arguments are a dict that matched the tool's schema
@@ -50,6 +51,8 @@ pub struct ToolCall {
     name: Py<PyString>,
     #[pyo3(get)]
     arguments: Py<PyAny>,
+    /// The arguments as the reply gave them (text, or Ollama's object), for pickling.
+    #[pyo3(get, name = "_raw")]
     raw: Option<Py<PyAny>>,
     log: Vec<toolmend_core::Repair>,
     /// Position among the reply's calls (the wire's index when it gave one).
@@ -132,8 +135,8 @@ impl ToolCall {
 
     /// The arguments as the model wrote them (text; an object given by Ollama is serialised).
     #[getter]
-    fn raw_arguments(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(raw_text(py, &self.raw)?.unwrap_or_default())
+    fn raw_arguments<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(raw_text(py, &self.raw)?.unwrap_or_else(|| PyString::new(py, "").into_any()))
     }
 
     /// The repairs applied to the arguments (or to the text around a call written in text).
@@ -228,7 +231,7 @@ impl ToolCallError {
     }
 
     #[getter]
-    fn raw_arguments(&self, py: Python<'_>) -> PyResult<Option<String>> {
+    fn raw_arguments<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         raw_text(py, &self.raw)
     }
 }

@@ -14,11 +14,17 @@ mod view;
 pub use view::{Builder, View, Views};
 
 /// What a look at arguments that stopped being strict JSON (or hold a value the host cannot
-/// build) shows: the repair pass's reading of all the text so far, a cut-off string closed and
-/// single quotes made double; None when there is no text yet or nothing can be made of it.
+/// build) shows: the whole value they began with when more text follows it (`{"a": 1}{"b": 2}`
+/// shows `{"a": 1}`), else the repair pass's reading of all the text so far (a cut-off string
+/// closed, single quotes made double); None when there is no text yet or nothing can be made of
+/// it.
 pub fn mended_look<'t>(text: &'t str, limits: &Limits) -> Option<Cow<'t, str>> {
     if text.trim().is_empty() {
         return None;
+    }
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<serde::de::IgnoredAny>();
+    if let Some(Ok(_)) = values.next() {
+        return Some(Cow::Borrowed(&text[..values.byte_offset()]));
     }
     crate::repair(text.as_bytes(), limits).ok().map(|r| r.json)
 }
@@ -450,6 +456,12 @@ mod tests {
             mended_look("{'path': 'a.tx", &limits).as_deref(),
             Some(r#"{"path": "a.tx"}"#)
         );
+        // A whole value with more after it: the value.
+        assert_eq!(
+            mended_look(r#" {"a": 1}{"b": 2}"#, &limits).as_deref(),
+            Some(r#" {"a": 1}"#)
+        );
+        assert_eq!(mended_look(r#""x" "y"#, &limits).as_deref(), Some(r#""x""#));
         // Nothing the repair pass can read: nothing to show.
         assert_eq!(
             mended_look(

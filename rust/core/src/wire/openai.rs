@@ -4,8 +4,14 @@
 //!
 //! It covers the chunk exactly as the general reading (`StreamReader::feed_chunk` over any
 //! `JsonLike` value) does, or not at all: a line with another shape, a member of another type
-//! than the one expected, a repeated member or text that is not JSON is refused here, and the
-//! general reading takes it. A test holds the two to the same events on any line.
+//! than the one expected (an array where an object goes, too), a repeated member or text that is
+//! not JSON is refused here, and the general reading takes it. A test holds the two to the same
+//! events on any chunk.
+//!
+//! One difference is on purpose: members no delta uses are skipped, not read, so a value in them
+//! that a strict parser refuses (an integer past 64 bits in `created`, a number past the range of
+//! a double, a lone surrogate escape) does not cost the line. The general reading in the binding
+//! parses the whole line with orjson and loses it, call fragments and all.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -20,7 +26,7 @@ use crate::stream::Delta;
 #[derive(Deserialize)]
 pub(super) struct Chunk<'a> {
     #[serde(borrow)]
-    choices: Vec<Choice<'a>>,
+    choices: Vec<Object<Choice<'a>>>,
     #[serde(rename = "type")]
     kind: Option<IgnoredAny>,
 }
@@ -28,7 +34,7 @@ pub(super) struct Chunk<'a> {
 #[derive(Deserialize)]
 struct Choice<'a> {
     #[serde(borrow)]
-    delta: Option<DeltaBody<'a>>,
+    delta: Option<Object<DeltaBody<'a>>>,
     #[serde(borrow)]
     finish_reason: Option<Cow<'a, str>>,
     // The other ways a server says it stopped at the token limit (see `stopped_at_limit`).
@@ -43,7 +49,7 @@ struct Choice<'a> {
 #[derive(Deserialize)]
 struct DeltaBody<'a> {
     #[serde(borrow)]
-    tool_calls: Option<Vec<CallPiece<'a>>>,
+    tool_calls: Option<Vec<Object<CallPiece<'a>>>>,
 }
 
 #[derive(Deserialize)]
@@ -52,7 +58,43 @@ struct CallPiece<'a> {
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    function: Option<FunctionPiece<'a>>,
+    function: Option<Object<FunctionPiece<'a>>>,
+}
+
+/// A struct read from a JSON object only. serde's derived structs also read an array, member by
+/// member in order; the general reading skips an array where an object goes, so this does too.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(MapOnly(deserializer)).map(Object)
+    }
+}
+
+/// A deserializer that reads a struct as a map, refusing any other form.
+struct MapOnly<D>(D);
+
+impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for MapOnly<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(visitor)
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_map(visitor)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
 }
 
 #[derive(Deserialize)]
@@ -76,21 +118,30 @@ pub(super) fn read_chunk(payload: &[u8]) -> Option<Vec<ChoiceRead>> {
     static CHOICES: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(b"\"choices\""));
     CHOICES.find(payload)?;
-    let chunk: Chunk<'_> = serde_json::from_slice(payload).ok()?;
+    let Object(chunk) = serde_json::from_slice::<Object<Chunk<'_>>>(payload).ok()?;
     if chunk.kind.is_some() {
         return None;
     }
-    Some(chunk.choices.into_iter().map(read_choice).collect())
+    Some(
+        chunk
+            .choices
+            .into_iter()
+            .map(|c| read_choice(c.0))
+            .collect(),
+    )
 }
 
 fn read_choice(choice: Choice<'_>) -> ChoiceRead {
-    let calls = choice.delta.and_then(|d| d.tool_calls).unwrap_or_default();
+    let calls = choice
+        .delta
+        .and_then(|d| d.0.tool_calls)
+        .unwrap_or_default();
     let deltas = calls
         .into_iter()
         .enumerate()
-        .map(|(position, call)| {
+        .map(|(position, Object(call))| {
             let (name, arguments) = match call.function {
-                Some(f) => (f.name, f.arguments),
+                Some(Object(f)) => (f.name, f.arguments),
                 None => (None, None),
             };
             Delta {

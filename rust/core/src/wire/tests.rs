@@ -352,6 +352,10 @@ mod openai_lines {
             Just(json!("x")),
             Just(json!([])),
             Just(json!({})),
+            // Arrays that would fill a struct member by member, were they read as one.
+            Just(json!([0, "call_1", ["f", "{}"]])),
+            Just(json!([[0, "c", ["f", "{}"]]])),
+            Just(json!([{"tool_calls": [[0, "c", ["f", "{}"]]]}, "stop", null, null, null])),
         ]
     }
 
