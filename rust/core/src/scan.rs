@@ -23,15 +23,16 @@ pub(crate) struct StringStops {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any byte of `word` is below `n` (n <= 128): the classic SWAR test, exact for "any".
+/// The high bit of each byte of `word` below `n` (n <= 128), the classic SWAR test: a mark can
+/// be false only above a true one (a borrow runs upward), so "any" and "lowest" are exact.
 #[inline(always)]
-const fn any_byte_below(word: u64, n: u8) -> bool {
-    word.wrapping_sub(ONES * n as u64) & !word & HIGHS != 0
+const fn bytes_below(word: u64, n: u8) -> u64 {
+    word.wrapping_sub(ONES * n as u64) & !word & HIGHS
 }
 
 #[inline(always)]
-const fn any_byte_is(word: u64, b: u8) -> bool {
-    any_byte_below(word ^ (ONES * b as u64), 1)
+const fn bytes_equal(word: u64, b: u8) -> u64 {
+    bytes_below(word ^ (ONES * b as u64), 1)
 }
 
 impl StringStops {
@@ -53,18 +54,19 @@ impl StringStops {
         self.table[b as usize]
     }
 
-    /// Index of the first stop byte at or after `i` (or `src.len()`). Eight bytes at a time
-    /// while a word holds none, since string contents are most of the bytes of tool arguments.
+    /// Index of the first stop byte at or after `i` (or `src.len()`). Eight bytes at a time,
+    /// since string contents are most of the bytes of tool arguments: in the SWAR masks only
+    /// bytes above a true stop can be marked falsely, so the lowest mark is the first stop.
     #[inline]
     pub(crate) fn find(&self, src: &[u8], mut i: usize) -> usize {
         while let Some(chunk) = src.get(i..i + 8) {
             let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            if any_byte_below(word, 0x20)
-                || any_byte_is(word, b'"')
-                || any_byte_is(word, b'\\')
-                || any_byte_is(word, self.quote)
-            {
-                break;
+            let marks = bytes_below(word, 0x20)
+                | bytes_equal(word, b'"')
+                | bytes_equal(word, b'\\')
+                | bytes_equal(word, self.quote);
+            if marks != 0 {
+                return i + (marks.trailing_zeros() / 8) as usize;
             }
             i += 8;
         }
@@ -147,30 +149,22 @@ pub(crate) enum Literal {
 }
 
 pub(crate) fn literal_at(src: &[u8], i: usize) -> Option<Literal> {
-    // Upper case (`TRUE`, `NULL`) is how SQL and some models spell them; mended like Python's.
-    const WORDS: [(&[u8], Literal); 12] = [
-        (b"true", Literal::True),
-        (b"false", Literal::False),
-        (b"null", Literal::Null),
-        (b"True", Literal::PyTrue),
-        (b"False", Literal::PyFalse),
-        (b"None", Literal::PyNone),
-        (b"TRUE", Literal::PyTrue),
-        (b"FALSE", Literal::PyFalse),
-        (b"NULL", Literal::PyNone),
-        (b"undefined", Literal::JsNull),
-        (b"NaN", Literal::JsNull),
-        (b"Infinity", Literal::JsNull),
-    ];
+    use Literal::*;
     let rest = &src[i.min(src.len())..];
-    // Most bytes start no literal: one test settles them before any word is compared.
-    if !matches!(
-        rest.first(),
-        Some(b't' | b'f' | b'n' | b'T' | b'F' | b'N' | b'u' | b'I')
-    ) {
-        return None;
-    }
-    WORDS.iter().find_map(|&(word, lit)| {
+    // The first byte picks the words to compare; most bytes start none.
+    // Upper case (`TRUE`, `NULL`) is how SQL and some models spell them; mended like Python's.
+    let words: &[(&[u8], Literal)] = match rest.first() {
+        Some(b't') => &[(b"true", True)],
+        Some(b'f') => &[(b"false", False)],
+        Some(b'n') => &[(b"null", Null)],
+        Some(b'T') => &[(b"True", PyTrue), (b"TRUE", PyTrue)],
+        Some(b'F') => &[(b"False", PyFalse), (b"FALSE", PyFalse)],
+        Some(b'N') => &[(b"None", PyNone), (b"NULL", PyNone), (b"NaN", JsNull)],
+        Some(b'u') => &[(b"undefined", JsNull)],
+        Some(b'I') => &[(b"Infinity", JsNull)],
+        _ => return None,
+    };
+    words.iter().find_map(|&(word, lit)| {
         let ends_word = rest.get(word.len()).is_none_or(|&b| !is_ident(b));
         (rest.starts_with(word) && ends_word).then_some(lit)
     })
@@ -187,4 +181,68 @@ pub(crate) fn char_at(src: &[u8], i: usize) -> Option<char> {
                 .and_then(|s| s.chars().next())
         })
         .or_else(|| rest.first().map(|&b| char::from(b)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// The word-at-a-time scan stops where a byte-by-byte scan does, for every delimiter
+        /// and start, over bytes dense in stops.
+        #[test]
+        fn string_stops_find_the_first_stop(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(vec![b'"', b'\'', b'\\', b'\n', 0x1F, 0x20, 0x7F, 0x80, 0xFF, b'`']),
+                    proptest::num::u8::ANY,
+                    proptest::strategy::Just(b'a'),
+                ],
+                0..80,
+            ),
+            start in 0usize..80,
+        ) {
+            let start = start.min(bytes.len());
+            for delim in [&DOUBLE, &SINGLE, &BACKTICK] {
+                let naive = (start..bytes.len())
+                    .find(|&i| delim.stops.stops(bytes[i]))
+                    .unwrap_or(bytes.len());
+                proptest::prop_assert_eq!(delim.stops.find(&bytes, start), naive);
+            }
+        }
+    }
+
+    #[test]
+    fn literal_at_reads_every_spelling_and_only_whole_words() {
+        use Literal::*;
+        for (text, lit) in [
+            ("true", True),
+            ("false", False),
+            ("null", Null),
+            ("True", PyTrue),
+            ("TRUE", PyTrue),
+            ("False", PyFalse),
+            ("FALSE", PyFalse),
+            ("None", PyNone),
+            ("NULL", PyNone),
+            ("NaN", JsNull),
+            ("undefined", JsNull),
+            ("Infinity", JsNull),
+        ] {
+            assert_eq!(literal_at(text.as_bytes(), 0), Some(lit), "{text}");
+            assert_eq!(
+                literal_at(format!("[{text}]").as_bytes(), 1),
+                Some(lit),
+                "{text}"
+            );
+            assert_eq!(
+                literal_at(format!("{text}x").as_bytes(), 0),
+                None,
+                "{text}x"
+            );
+        }
+        for text in ["tru", "Nul", "nil", "Truth", "NaNa", "", "x"] {
+            assert_eq!(literal_at(text.as_bytes(), 0), None, "{text}");
+        }
+    }
 }

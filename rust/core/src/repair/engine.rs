@@ -368,6 +368,18 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     /// Whitespace (copied) and comments (strict: a fault; repair: dropped).
     #[inline]
     pub(super) fn skip_ws(&mut self) -> Result<(), Error> {
+        // Most tokens follow no space or one, then a byte that starts no space or comment:
+        // settled before the loop.
+        let plain = |b: &u8| *b > b' ' && *b != b'/' && *b != b'#' && *b < 0xC2;
+        match self.src.get(self.pos) {
+            Some(b) if plain(b) => return Ok(()),
+            Some(b' ') if self.src.get(self.pos + 1).is_some_and(plain) => {
+                self.emit_byte(b' ');
+                self.pos += 1;
+                return Ok(());
+            }
+            _ => {}
+        }
         loop {
             let start = self.pos;
             self.pos = scan::skip_ws(self.src, self.pos);

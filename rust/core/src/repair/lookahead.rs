@@ -289,8 +289,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             .iter()
             .take_while(|&&c| is_ident(c) || c == b'.')
             .count();
-        let is_name = name > 0 && !src[i].is_ascii_digit() && literal_at(src, i).is_none();
-        (is_name && src.get(i + name) == Some(&b'(')).then_some(i + name + 1)
+        let is_name = name > 0 && !src[i].is_ascii_digit();
+        let is_call = is_name && src.get(i + name) == Some(&b'(') && literal_at(src, i).is_none();
+        is_call.then_some(i + name + 1)
     }
 
     /// Past whitespace and comments from `from` (see `comment_len` for which comments).

@@ -34,7 +34,13 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         };
         loop {
             let run = self.pos;
-            let i = delim.stops.find(src, run);
+            let mut i = delim.stops.find(src, run);
+            // A two-byte escape JSON knows is written as it stands: it stays in the copied run
+            // (code in arguments holds one every few bytes).
+            while src.get(i) == Some(&b'\\') && src.get(i + 1).is_some_and(|&c| is_plain_escape(c))
+            {
+                i = delim.stops.find(src, i + 2);
+            }
             self.emit(&src[run..i]);
             self.pos = i;
             let Some(&b) = src.get(i) else {
@@ -56,7 +62,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 return Ok(());
             };
             match b {
-                _ if b == delim.close[0] && src[i..].starts_with(delim.close) => {
+                _ if b == delim.close[0]
+                    && (delim.close.len() == 1 || src[i..].starts_with(delim.close)) =>
+                {
                     self.pos += delim.close.len();
                     if !STRICT && is_key && self.colon_inside_key(content_start, i) {
                         // `{"key:"value"}`: the key ended at its colon, and this quote opens
@@ -200,7 +208,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let at = self.pos;
         let src = self.src;
         match src.get(at + 1) {
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+            Some(&c) if is_plain_escape(c) => {
                 self.emit(&src[at..at + 2]);
                 self.pos += 2;
             }
@@ -310,6 +318,11 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         self.out.push(b'"');
         self.pos = end;
     }
+}
+
+/// The escapes whose two bytes JSON reads as they stand.
+fn is_plain_escape(c: u8) -> bool {
+    matches!(c, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
 }
 
 fn hex4(src: &[u8], i: usize) -> Option<u32> {
