@@ -366,20 +366,24 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
     }
 
     /// Whitespace (copied) and comments (strict: a fault; repair: dropped).
-    #[inline]
+    #[inline(always)]
     pub(super) fn skip_ws(&mut self) -> Result<(), Error> {
         // Most tokens follow no space or one, then a byte that starts no space or comment:
-        // settled before the loop.
+        // settled here, inline; the rest out of line.
         let plain = |b: &u8| *b > b' ' && *b != b'/' && *b != b'#' && *b < 0xC2;
         match self.src.get(self.pos) {
-            Some(b) if plain(b) => return Ok(()),
+            Some(b) if plain(b) => Ok(()),
             Some(b' ') if self.src.get(self.pos + 1).is_some_and(plain) => {
                 self.emit_byte(b' ');
                 self.pos += 1;
-                return Ok(());
+                Ok(())
             }
-            _ => {}
+            _ => self.consume_ws_and_comments(),
         }
+    }
+
+    #[inline(never)]
+    fn consume_ws_and_comments(&mut self) -> Result<(), Error> {
         loop {
             let start = self.pos;
             self.pos = scan::skip_ws(self.src, self.pos);
