@@ -878,6 +878,25 @@ fn plainly_broken_is_never_said_of_valid_text() {
     ] {
         assert!(plainly_broken(cut.as_bytes()), "{cut}");
     }
+    // Faults in the last bytes, found by the walk back from the end.
+    let head = format!(r#"{{"content": "{}", "#, "x\\\"y ".repeat(4000));
+    for tail in [
+        r#""ratio": 0.75 // the end
+}"#,
+        r#""backup": None, "ratio": 0.75}"#,
+        r#""ok": True}"#,
+        r#""a": 'b'}"#,
+        r#""a": 1 # note
+}"#,
+        r#""a": 1\"}"#,
+    ] {
+        let text = head.clone() + tail;
+        assert!(plainly_broken(text.as_bytes()), "{tail}");
+        assert!(
+            validate(text.as_bytes(), &Limits::DEFAULT).is_err(),
+            "{tail}"
+        );
+    }
     // Not plainly: left to the strict parse (a cut inside a string may end with a brace).
     for unsure in [
         "",
@@ -897,7 +916,8 @@ fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> 
         Just(serde_json::Value::Null),
         any::<bool>().prop_map(serde_json::Value::from),
         any::<i64>().prop_map(serde_json::Value::from),
-        "[a-z,:{}\\[\\] \"]{0,6}".prop_map(serde_json::Value::from),
+        "[a-z,:{}\\[\\] \"\\\\'#/NT\u{e9}]{0,6}".prop_map(serde_json::Value::from),
+        any::<f64>().prop_map(serde_json::Value::from),
     ];
     leaf.prop_recursive(4, 40, 5, |inner| {
         prop_oneof![
@@ -917,5 +937,8 @@ proptest::proptest! {
             serde_json::to_string(&value).unwrap()
         };
         proptest::prop_assert!(!plainly_broken(text.as_bytes()), "{}", text);
+        for window in 0..=text.len() {
+            proptest::prop_assert!(!tail_broken(text.as_bytes(), window), "{} ({})", text, window);
+        }
     }
 }
