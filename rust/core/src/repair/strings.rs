@@ -4,7 +4,7 @@
 use super::engine::Engine;
 use super::{Repair, RepairKind};
 use crate::error::Error;
-use crate::scan::{self, is_ws, Delimiter};
+use crate::scan::{self, is_plain_escape, is_ws, Delimiter};
 
 impl<const STRICT: bool> Engine<'_, STRICT> {
     /// A string opened by `delim` at `self.pos`, written double-quoted.
@@ -34,13 +34,8 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         };
         loop {
             let run = self.pos;
-            let mut i = delim.stops.find(src, run);
-            // A two-byte escape JSON knows is written as it stands: it stays in the copied run
-            // (code in arguments holds one every few bytes).
-            while src.get(i) == Some(&b'\\') && src.get(i + 1).is_some_and(|&c| is_plain_escape(c))
-            {
-                i = delim.stops.find(src, i + 2);
-            }
+            // Plain two-byte escapes are written as they stand: they stay in the copied run.
+            let i = delim.stops.run_end(src, run);
             self.emit(&src[run..i]);
             self.pos = i;
             let Some(&b) = src.get(i) else {
@@ -318,11 +313,6 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         self.out.push(b'"');
         self.pos = end;
     }
-}
-
-/// The escapes whose two bytes JSON reads as they stand.
-fn is_plain_escape(c: u8) -> bool {
-    matches!(c, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
 }
 
 fn hex4(src: &[u8], i: usize) -> Option<u32> {
