@@ -230,6 +230,14 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.number()?;
                 Ok(self.after_value())
             }
+            // What `word` does with these, without its look for a call wrapper first.
+            b't' | b'f' | b'n' if scan::json_literal_len(self.src, at).is_some() => {
+                let src = self.src;
+                let end = at + scan::json_literal_len(src, at).expect("checked");
+                self.emit(&src[at..end]);
+                self.pos = end;
+                Ok(self.after_value())
+            }
             b'}' | b']' | b',' | b':' => self.on_missing_value(expect, b),
             b'.' if !STRICT && self.src[at..].iter().take_while(|&&c| c == b'.').count() >= 2 => {
                 // `[1, 2, ...]`: an ellipsis stands for elements the model left out.
