@@ -265,8 +265,7 @@ pub(crate) fn literal_at(src: &[u8], i: usize) -> Option<Literal> {
     })
 }
 
-/// The length of `true`, `false` or `null` at `i` when a comma or closer follows it right
-/// away: how nearly every literal in a document is written.
+/// The length of `true`, `false` or `null` at `i`, written whole (no identifier byte after it).
 #[inline]
 pub(crate) fn json_literal_len(src: &[u8], i: usize) -> Option<usize> {
     // Each word compared at its own, constant length: a few loads, not a call to memcmp.
@@ -276,7 +275,9 @@ pub(crate) fn json_literal_len(src: &[u8], i: usize) -> Option<usize> {
         b'n' if src.get(i..i + 4) == Some(b"null") => 4,
         _ => return None,
     };
-    matches!(src.get(i + len), Some(b',' | b'}' | b']')).then_some(len)
+    src.get(i + len)
+        .is_none_or(|&b| !is_ident(b))
+        .then_some(len)
 }
 
 /// Decodes the character at `i` for error messages (`None` at the end of the input).
@@ -340,12 +341,18 @@ mod tests {
     }
 
     #[test]
-    fn json_literal_len_takes_only_literals_before_a_comma_or_closer() {
-        for (text, len) in [("true,", 4), ("false}", 5), ("null]", 4)] {
+    fn json_literal_len_takes_whole_words_only() {
+        for (text, len) in [
+            ("true,", 4),
+            ("false}", 5),
+            ("null]", 4),
+            ("true", 4),
+            ("null(", 4),
+        ] {
             assert_eq!(json_literal_len(text.as_bytes(), 0), Some(len), "{text}");
         }
         for text in [
-            "true", "true ", "truex,", "nul,", "True,", "none,", "null)", "fals]",
+            "truex,", "true_", "nul,", "True,", "none,", "fals]", "null-1",
         ] {
             assert_eq!(json_literal_len(text.as_bytes(), 0), None, "{text}");
         }

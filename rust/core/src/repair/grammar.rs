@@ -2,7 +2,7 @@
 //! end them, each fault mended where it is found.
 
 use super::engine::{After, Engine, Expect, Frame};
-use super::lookahead::{surely_quoted_key, trailer_at};
+use super::lookahead::{surely_quoted_key, trailer_at, word_ends_at_delimiter};
 use super::{Repair, RepairKind};
 use crate::error::{Error, ErrorKind};
 use crate::scan::{self, is_ident};
@@ -64,6 +64,18 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         } else {
             Expect::AfterValue
         }
+    }
+
+    /// Where `true`, `false` or `null` at `at` ends, when a comma, closer or other delimiter
+    /// follows it (as `word` reads literals).
+    #[inline]
+    fn json_literal_end(&self, at: usize) -> Option<usize> {
+        let end = at + scan::json_literal_len(self.src, at)?;
+        let delimited = match self.src.get(end) {
+            None | Some(b',' | b'}' | b']') => true,
+            Some(_) => word_ends_at_delimiter(self.src, end),
+        };
+        delimited.then_some(end)
     }
 
     fn open(&mut self, frame: Frame) -> Result<(), Error> {
@@ -230,10 +242,11 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.number()?;
                 Ok(self.after_value())
             }
-            // What `word` does with these, without its look for a call wrapper first.
-            b't' | b'f' | b'n' if scan::json_literal_len(self.src, at).is_some() => {
+            // What `word` does with a literal it can read (one a delimiter follows), without
+            // its look for a call wrapper first (none: no `(` follows).
+            b't' | b'f' | b'n' if self.json_literal_end(at).is_some() => {
+                let end = self.json_literal_end(at).expect("checked");
                 let src = self.src;
-                let end = at + scan::json_literal_len(src, at).expect("checked");
                 self.emit(&src[at..end]);
                 self.pos = end;
                 Ok(self.after_value())
