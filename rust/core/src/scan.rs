@@ -108,15 +108,16 @@ impl StringStops {
     /// stops, backslashes and escaped bytes are compared at once. A block it cannot settle
     /// alone (a run of backslashes; one at its end, whose escaped byte is not in the block and
     /// so not seen to be plain) is left to `find`.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline]
     fn blocks_end(&self, src: &[u8], i: usize) -> usize {
-        // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 processor has it.
+        // SAFETY: SSE2 is enabled for this build (the x86-64 baseline: every x86-64 processor
+        // has it), as the cfg above checks.
         unsafe { self.blocks_end_sse2(src, i) }
     }
 
     /// Out of line: only runs past 16 bytes come here.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[target_feature(enable = "sse2")]
     #[inline(never)]
     fn blocks_end_sse2(&self, src: &[u8], mut i: usize) -> usize {
@@ -159,7 +160,7 @@ impl StringStops {
         i
     }
 
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     #[inline]
     fn blocks_end(&self, _src: &[u8], i: usize) -> usize {
         i
