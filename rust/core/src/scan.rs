@@ -116,7 +116,7 @@ impl StringStops {
         unsafe { self.blocks_end_sse2(src, i) }
     }
 
-    /// Out of line: only runs past 16 bytes come here.
+    /// Out of line: only runs with no stop in their first eight bytes come here.
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[target_feature(enable = "sse2")]
     #[inline(never)]
@@ -126,7 +126,6 @@ impl StringStops {
         let own = _mm_set1_epi8(self.quote as i8);
         let backslash = _mm_set1_epi8(b'\\' as i8);
         let control_max = _mm_set1_epi8(0x1F);
-        let plain = [b'"', b'\\', b'/', b'b', b'f', b'n', b'r', b't'];
         while let Some(block) = src.get(i..i + 16) {
             // SAFETY: `block` is 16 readable bytes; the load has no alignment requirement.
             let v = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
@@ -147,7 +146,7 @@ impl StringStops {
                 return i;
             }
             let mut plain_bytes = _mm_setzero_si128();
-            for c in plain {
+            for c in PLAIN_ESCAPES {
                 plain_bytes = _mm_or_si128(plain_bytes, _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8)));
             }
             let plain_bytes = _mm_movemask_epi8(plain_bytes) as u32;
@@ -167,7 +166,11 @@ impl StringStops {
     }
 }
 
-/// The escapes whose two bytes JSON reads as they stand.
+/// The bytes after a backslash that make an escape JSON reads as it stands (`\n`, `\"`...).
+const PLAIN_ESCAPES: [u8; 8] = [b'"', b'\\', b'/', b'b', b'f', b'n', b'r', b't'];
+
+/// Whether `c` is one of `PLAIN_ESCAPES`; a `match` (a test holds the two together) is what the
+/// scalar paths ask at every escape.
 #[inline(always)]
 pub(crate) fn is_plain_escape(c: u8) -> bool {
     matches!(c, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
@@ -339,6 +342,14 @@ mod tests {
                 proptest::prop_assert_eq!(delim.stops.run_end(&bytes, start), naive);
             }
         }
+    }
+
+    #[test]
+    fn is_plain_escape_is_the_plain_escapes() {
+        let mut set = PLAIN_ESCAPES;
+        set.sort();
+        let found: Vec<u8> = (0..=255).filter(|&c| is_plain_escape(c)).collect();
+        assert_eq!(found, set);
     }
 
     #[test]
