@@ -92,9 +92,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     }
                     // Only while no quote inside this string was kept as a character: code in a
                     // string (`return {"a": 1, "b": 2}`) writes keys after commas too.
-                    if let Some(comma) = self
-                        .key_after_unclosed_value(content_start, i, delim)
-                        .filter(|&comma| !kept_quote && rewritten_at.is_none_or(|at| at < comma))
+                    if let Some(comma) = (!kept_quote)
+                        .then(|| self.key_after_unclosed_value(content_start, i, delim))
+                        .flatten()
+                        .filter(|&comma| rewritten_at.is_none_or(|at| at < comma))
                     {
                         // `"city": "New York, "zip": 1`: the value ended at the comma.
                         self.repairs.push(Repair {
