@@ -30,7 +30,7 @@ json_values = st.recursive(
 jsonish = st.lists(
     st.sampled_from(
         ['{', '}', '[', ']', ',', ':', '"', "'", '\\', ' ', '\n', 'key', '1', '-', '.', 'e', 'true', 'True',
-         'None', 'null', '//', '/*', '*/', '#', '```', '\\u', 'd800', '\t', 'é', '“']
+         'None', 'null', '//', '/*', '*/', '#', '```', '\\u', 'd800', '\t', 'é', '“', '99999999999', '+']
     ),
     max_size=50,
 ).map("".join)
@@ -55,7 +55,8 @@ def test_output_parses_strictly_and_repair_is_idempotent(text: str) -> None:
         strict_loads(once.json)
         twice = toolmend.repair(once.json, **LIMITS)
         assert twice.json == once.json and twice.repairs == []
-        assert toolmend.loads(text, **LIMITS) == strict_loads(once.json)
+        # repr tells an integer from the double of the same value (orjson reads wide integers as doubles).
+        assert repr(toolmend.loads(text, **LIMITS)) == repr(strict_loads(once.json))
     else:
         assert once.error is not None and once.error.code in {"TLP-004", "TLP-008"}
         assert 0 <= once.error.position <= len(text.encode("utf-8", "surrogatepass"))

@@ -70,6 +70,8 @@ fn jsonish_text() -> impl Strategy<Value = String> {
         Just("\u{2019}"),
         Just("\\\""),
         Just("\\n"),
+        Just("12345678901234567890"),
+        Just("0.5"),
     ];
     prop::collection::vec(piece, 0..60).prop_map(|p| p.concat())
 }
@@ -80,6 +82,33 @@ fn nesting(value: &serde_json::Value) -> usize {
         serde_json::Value::Object(members) => 1 + members.values().map(nesting).max().unwrap_or(0),
         _ => 0,
     }
+}
+
+/// The number tokens of strict JSON text (outside its strings).
+fn number_tokens(json: &str) -> Vec<&str> {
+    let b = json.as_bytes();
+    let (mut tokens, mut i) = (Vec::new(), 0);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
+                    i += 1;
+                }
+                tokens.push(&json[start..i]);
+            }
+            _ => i += 1,
+        }
+    }
+    tokens
 }
 
 fn strictly_valid(text: &str) -> bool {
@@ -105,9 +134,9 @@ proptest! {
     #[test]
     fn the_repair_pass_alone_leaves_valid_json_as_it_is(value in json_value(), pretty in any::<bool>()) {
         let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) }.unwrap();
-        let (json, repairs) = mend(text.as_bytes(), &Limits { max_depth: 1000, ..limits() }).unwrap();
-        prop_assert_eq!(json, text);
-        prop_assert!(repairs.is_empty());
+        let mended = mend(text.as_bytes(), &Limits { max_depth: 1000, ..limits() }).unwrap();
+        prop_assert_eq!(mended.json, text);
+        prop_assert!(mended.repairs.is_empty());
     }
 
     #[test]
@@ -132,6 +161,19 @@ proptest! {
                 prop_assert!(twice.repairs.is_empty());
             }
             Err(e) => prop_assert!(matches!(e.code(), ErrorCode::Unparseable | ErrorCode::TooDeepOrTimeout)),
+        }
+    }
+
+    #[test]
+    fn mended_output_keeps_the_depth_limit_and_says_when_a_number_is_wide(text in jsonish_text(), limit in 0usize..8) {
+        // What `loads` relies on to build objects with orjson and check nothing after it.
+        if let Ok(mended) = mend(text.as_bytes(), &Limits { max_depth: limit, ..limits() }) {
+            let value: serde_json::Value = serde_json::from_str(&mended.json).unwrap();
+            prop_assert!(nesting(&value) <= limit, "{:?} -> {:?} nests past {}", text, mended.json, limit);
+            let wide = number_tokens(&mended.json)
+                .into_iter()
+                .any(|n| n.len() > 18 || n.contains(['e', 'E']));
+            prop_assert!(!(wide && mended.plain_numbers), "{:?} -> {:?}", text, mended.json);
         }
     }
 

@@ -351,13 +351,14 @@ pub(crate) fn strict_objects<'py>(
     }))
 }
 
-/// orjson's objects for strict JSON text held by Rust, read through a memoryview (no copy), when
-/// they stand for the text (see `strict_objects`) and nest at most `max_depth` deep; None when
-/// orjson refuses the text or fails.
+/// orjson's objects for strict JSON text held by Rust, read through a memoryview (no copy); None
+/// when orjson refuses the text or fails. With `check` (a depth), only objects that stand for the
+/// text (see `strict_objects`) and nest at most that deep; without, the caller knows both already
+/// (`Mended::plain_numbers` of text the repair pass held to the depth limit).
 pub(crate) fn orjson_objects<'py>(
     py: Python<'py>,
     json: &[u8],
-    max_depth: usize,
+    check: Option<usize>,
 ) -> Option<Bound<'py, PyAny>> {
     /// The buffer is read-only (CPython's PyBUF_READ).
     const READ_ONLY: std::ffi::c_int = 0x100;
@@ -368,9 +369,12 @@ pub(crate) fn orjson_objects<'py>(
         let ptr = ffi::PyMemoryView_FromMemory(json.as_ptr().cast_mut().cast(), size, READ_ONLY);
         Bound::from_owned_ptr_or_err(py, ptr).ok()?
     };
-    let loaded = strict_objects(py, &view, max_depth).ok().flatten();
+    let loaded = match check {
+        Some(max_depth) => strict_objects(py, &view, max_depth),
+        None => orjson_loads(py, &view),
+    };
     view.call_method0(pyo3::intern!(py, "release")).ok()?;
-    loaded
+    loaded.ok().flatten()
 }
 
 /// Doubles from 2^63 on may be integers orjson could not hold exactly.

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
-use toolmend_core::{Error, ErrorCode, Limits, RepairKind, Repaired};
+use toolmend_core::{Error, ErrorCode, Limits, Mended, RepairKind, Repaired};
 
 use crate::convert::{
     bounded_input, detach_if_large, orjson_objects, python_objects, strict_objects,
@@ -292,16 +292,15 @@ pub(crate) fn fast_load<'py>(
 
 /// The second stage, without the GIL: the text mended (or, with `repair` off, checked) into
 /// strict JSON, with the repairs made.
-pub(crate) fn mend_for_loads(
-    bytes: &[u8],
-    limits: &Limits,
-    repair: bool,
-) -> Result<(String, Vec<toolmend_core::Repair>), Error> {
+pub(crate) fn mend_for_loads(bytes: &[u8], limits: &Limits, repair: bool) -> Result<Mended, Error> {
     if repair {
         toolmend_core::mend(bytes, limits)
     } else {
-        toolmend_core::validate(bytes, limits)
-            .map(|()| (String::from_utf8_lossy(bytes).into_owned(), Vec::new()))
+        toolmend_core::validate(bytes, limits).map(|()| Mended {
+            json: String::from_utf8_lossy(bytes).into_owned(),
+            repairs: Vec::new(),
+            plain_numbers: false,
+        })
     }
 }
 
@@ -309,17 +308,20 @@ pub(crate) fn mend_for_loads(
 pub(crate) fn build_loaded<'py>(
     py: Python<'py>,
     bytes: &[u8],
-    outcome: Result<(String, Vec<toolmend_core::Repair>), Error>,
+    outcome: Result<Mended, Error>,
     limits: &Limits,
 ) -> Result<Loaded<'py>, LoadError> {
-    let (json, log) = match outcome {
-        Ok(done) => done,
-        Err(e) => return Err(LoadError::Core(e)),
-    };
+    let Mended {
+        json,
+        repairs: log,
+        plain_numbers,
+    } = outcome.map_err(LoadError::Core)?;
     // orjson builds objects fastest, and those it hands back are in range (finite doubles,
     // 64-bit integers: see `objects_stand`); what it refuses (an integer past 64 bits, say),
-    // jiter builds, and those are checked.
-    if let Some(value) = orjson_objects(py, json.as_bytes(), limits.max_depth) {
+    // jiter builds, and those are checked. The repair pass held its output to the depth limit,
+    // so when every number it wrote is plain, orjson's objects need no walk.
+    let check = (!plain_numbers).then_some(limits.max_depth);
+    if let Some(value) = orjson_objects(py, json.as_bytes(), check) {
         return Ok((value, log));
     }
     let value = python_objects(py, json.as_bytes()).map_err(LoadError::Python)?;

@@ -79,7 +79,7 @@ impl Host for SerdeHost<'_> {
             }
         }
         let (json, repairs) = if repair {
-            mend(bytes, &limits)
+            mend(bytes, &limits).map(|m| (m.json, m.repairs))
         } else {
             validate(bytes, &limits)
                 .map(|()| (String::from_utf8_lossy(bytes).into_owned(), Vec::new()))

@@ -99,6 +99,9 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     /// How far a scan for JSON inside a string reached without finding its end (see
     /// `json_in_string_end`): later scans that start before it are not made.
     pub(super) json_scan_reached: Cell<usize>,
+    /// A number was written that may not read back exactly as an i64 or a finite double (see
+    /// `Mended::plain_numbers`).
+    pub(super) wide_numbers: bool,
 }
 
 impl<'a, const STRICT: bool> Engine<'a, STRICT> {
@@ -128,6 +131,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             open_calls: 0,
             python_arrays: Vec::new(),
             json_scan_reached: Cell::new(0),
+            wide_numbers: false,
         }
     }
 

@@ -49,6 +49,19 @@ pub struct Repaired<'a> {
     pub repairs: Vec<Repair>,
 }
 
+/// The outcome of the repair pass alone (`mend`): strict JSON text, the repairs made, and what
+/// a caller building objects from the text may skip checking.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mended {
+    pub json: String,
+    pub repairs: Vec<Repair>,
+    /// Every number in `json` has at most 18 characters and no exponent, so each reads back
+    /// exactly (an integer within 64 bits, a fraction a finite double): a parser that turns
+    /// wider integers into doubles (orjson) gives the values as written. False says only that
+    /// some number may not.
+    pub plain_numbers: bool,
+}
+
 impl Repaired<'_> {
     /// True when the input needed mending.
     pub fn was_repaired(&self) -> bool {
@@ -228,16 +241,16 @@ pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Erro
             Err(_) => {}
         }
     }
-    mend(input, limits).map(|(json, repairs)| Repaired {
-        json: Cow::Owned(json),
-        repairs,
+    mend(input, limits).map(|m| Repaired {
+        json: Cow::Owned(m.json),
+        repairs: m.repairs,
     })
 }
 
 /// The repair pass alone, for callers that already know `input` is not valid JSON (a strict
 /// parser refused it): it skips the validation that `repair` runs first. Valid input still comes
-/// back equal, with an empty log.
-pub fn mend(input: &[u8], limits: &Limits) -> Result<(String, Vec<Repair>), Error> {
+/// back equal, with an empty log. The output nests no deeper than `limits.max_depth`.
+pub fn mend(input: &[u8], limits: &Limits) -> Result<Mended, Error> {
     limits.check_size(input.len())?;
     let mut repairs = Vec::new();
     // Positions in the text the engine reads, mapped back to the input's (the two differ when
@@ -279,5 +292,9 @@ pub fn mend(input: &[u8], limits: &Limits) -> Result<(String, Vec<Repair>), Erro
     }
     let json = String::from_utf8(engine.out)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Ok((json, engine.repairs))
+    Ok(Mended {
+        json,
+        repairs: engine.repairs,
+        plain_numbers: !engine.wide_numbers,
+    })
 }

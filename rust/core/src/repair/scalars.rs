@@ -28,6 +28,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         };
         if let Some(end) = end.filter(|&e| !followed_by_word(e)) {
             if !runs_on(end) {
+                self.note_width(&src[start..end]);
                 self.emit(&src[start..end]);
                 self.pos = end;
                 return Ok(());
@@ -90,7 +91,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             .filter(|&c| c != b'_')
             .collect();
         match mend_number(&run) {
-            Some(mended) => self.out.extend_from_slice(&mended),
+            Some(mended) => {
+                self.note_width(&mended);
+                self.out.extend_from_slice(&mended);
+            }
             None => {
                 self.out.push(b'"');
                 self.push_escaped(&src[start..run_end]);
@@ -99,6 +103,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
         self.pos = run_end;
         Ok(())
+    }
+
+    /// Marks the output as holding a wide number when `number` (as written) has an exponent or
+    /// more than 18 characters: below that, an integer fits 64 bits (|n| < 10^18) and a
+    /// fraction is a finite double under 2^63, so a parser reads each as written.
+    #[inline(always)]
+    fn note_width(&mut self, number: &[u8]) {
+        if number.len() > 18 || number.iter().any(|&c| c | 0x20 == b'e') {
+            self.wide_numbers = true;
+        }
     }
 
     /// A bare word where a value belongs: a JSON, Python or JavaScript literal, a literal cut
