@@ -111,3 +111,25 @@ def test_a_megabyte_costs_a_bounded_multiple_of_itself() -> None:
     # ru_maxrss is in KiB on Linux. The 1 MiB input, its repaired copy, Python's str of it and the
     # stream's buffer and view: a few MiB. 24 MiB is generous and finite.
     assert grown_kib < 24 * 1024, grown_kib
+
+
+
+def test_repair_results_stay_out_of_the_cycle_collector() -> None:
+    import gc
+
+    class Text(str):
+        pass
+
+    # They hold strs, bytes and a RepairError, and the collector could not look inside them anyway
+    # (no __traverse__): each collection would visit them for nothing.
+    for text in ["{'a': 1,}", b"{'a': 1,}", bytearray(b"[1, 2"), '{"a": 1}', "nothing here", Text("[1,")]:
+        result = toolmend.repair(text)
+        assert not gc.is_tracked(result), text
+        assert result.original is text
+    results = toolmend.repair_many(["[1,", b"{}", "oops"])
+    assert [r.json for r in results] == ["[1]", "{}", None]
+    assert not any(gc.is_tracked(r) for r in results)
+    failed = toolmend.repair("x" * 10, max_size=5)
+    assert failed.error is not None and not gc.is_tracked(failed.error)
+    gc.collect()
+    assert failed.error.code == "TLP-007" and results[0].repairs[0].kind == "trailing_comma"

@@ -33,7 +33,7 @@ pub fn repair_many(
     max_depth: usize,
     timeout_ms: u64,
     threads: Option<usize>,
-) -> PyResult<Vec<RepairResult>> {
+) -> PyResult<Vec<Py<RepairResult>>> {
     let threads = checked_threads(threads)?;
     let texts = texts.try_iter()?.collect::<PyResult<Vec<_>>>()?;
     let inputs = texts
