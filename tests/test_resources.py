@@ -133,3 +133,26 @@ def test_repair_results_stay_out_of_the_cycle_collector() -> None:
     assert failed.error is not None and not gc.is_tracked(failed.error)
     gc.collect()
     assert failed.error.code == "TLP-007" and results[0].repairs[0].kind == "trailing_comma"
+
+
+def test_results_of_parsing_streaming_and_validation_stay_out_of_the_cycle_collector() -> None:
+    import gc
+
+    registry = toolmend.ToolRegistry()
+    registry.register("read", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    reply = {"message": {"role": "assistant", "tool_calls": [
+        {"function": {"name": "read", "arguments": {"path": "a.txt"}}},
+        {"function": {"name": "read", "arguments": {"path": 7}}},
+    ]}}
+    parsed = toolmend.parse_response(reply, registry)
+    assert [c.arguments for c in parsed.calls] == [{"path": "a.txt"}]
+    [refused] = parsed.errors
+    assert [e.path for e in refused.validation] == ["/path"]
+    checked = registry.try_validate("read", {"path": 7})
+    assert not checked.ok and checked.errors[0].code == refused.validation[0].code
+    acc = toolmend.ToolCallAccumulator()
+    events = acc.feed(toolmend.ToolCallDelta(0, name="read", arguments='{"path": "b"}'))
+    finished = acc.finish()
+    assert finished.calls[0].arguments == {"path": "b"}
+    objects = [parsed, *parsed.calls, refused, *refused.validation, checked, *checked.errors, *events, finished]
+    assert [type(o).__name__ for o in objects if gc.is_tracked(o)] == []

@@ -19,9 +19,9 @@ use toolmend_core::schema::{Registry, Tool, Violation};
 use toolmend_core::walk::Budget;
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{bounded_input, orjson_dumps, sorted_json};
+use crate::convert::{bounded_input, orjson_dumps, sorted_json, untracked};
 use crate::repair::{load_json, LoadError, Repair};
-use crate::schema::{FieldError, PyToolRegistry};
+use crate::schema::{field_errors, FieldError, PyToolRegistry};
 use crate::walk::check_limits;
 use crate::wire::{read_reply, Obj};
 
@@ -187,8 +187,7 @@ impl ToolCallError {
             index: rejected.index,
             choice: rejected.choice,
             arguments: rejected.partial.map(|p| p.0.unbind()),
-            validation: PyTuple::new(py, failure.violations.into_iter().map(FieldError::from))?
-                .unbind(),
+            validation: field_errors(py, failure.violations)?.unbind(),
             suggestion: failure.suggestion,
         })
     }
@@ -277,36 +276,28 @@ impl ParseResult {
         py: Python<'_>,
         pipeline: Pipeline<'_, PyHost<'_, '_>>,
         text: String,
-    ) -> PyResult<Self> {
+    ) -> PyResult<Py<Self>> {
         let quoted = pipeline.quoted;
-        let (calls, errors) = into_classes(py, pipeline)?;
+        let calls = pipeline
+            .calls
+            .into_iter()
+            .map(|c| untracked(py, ToolCall::from_checked(py, c)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let errors = pipeline
+            .errors
+            .into_iter()
+            .map(|e| untracked(py, ToolCallError::from_rejected(py, e)?))
+            .collect::<PyResult<Vec<_>>>()?;
         let ok = errors.is_empty();
-        Ok(ParseResult {
+        let result = ParseResult {
             calls: PyTuple::new(py, calls)?.unbind(),
             errors: PyTuple::new(py, errors)?.unbind(),
             text,
             ok,
             quoted,
-        })
+        };
+        untracked(py, result)
     }
-}
-
-/// A pipeline run's calls and errors as result classes.
-pub(crate) fn into_classes(
-    py: Python<'_>,
-    pipeline: Pipeline<'_, PyHost<'_, '_>>,
-) -> PyResult<(Vec<ToolCall>, Vec<ToolCallError>)> {
-    let calls = pipeline
-        .calls
-        .into_iter()
-        .map(|c| ToolCall::from_checked(py, c))
-        .collect();
-    let errors = pipeline
-        .errors
-        .into_iter()
-        .map(|e| ToolCallError::from_rejected(py, e))
-        .collect::<PyResult<_>>()?;
-    Ok((calls, errors))
 }
 
 /// Turns a model's reply into checked tool calls; see the Python docstring.
@@ -323,7 +314,7 @@ pub fn parse_response<'py>(
     max_depth: usize,
     timeout_ms: u64,
     allow_truncated: bool,
-) -> PyResult<ParseResult> {
+) -> PyResult<Py<ParseResult>> {
     let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
     let formats = text_calls.map_or(Ok(Formats::default()), crate::convert::formats)?;
     let host = PyHost::new(py, registry.as_deref());

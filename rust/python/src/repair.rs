@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
 use toolmend_core::{Error, ErrorCode, Limits, Mended, RepairKind, Repaired};
 
 use crate::convert::{
-    bounded_input, detach_if_large, orjson_objects, python_objects, strict_objects,
+    bounded_input, detach_if_large, orjson_objects, python_objects, strict_objects, untracked,
 };
 use crate::error::parse_error;
 
@@ -183,21 +183,10 @@ pub(crate) fn repair_result(
             json: None,
             log: Vec::new(),
             original,
-            error: Some(untracked(Py::new(py, RepairError::from(&e))?)),
+            error: Some(untracked(py, RepairError::from(&e))?),
         },
     };
-    Ok(untracked(Py::new(py, result)?))
-}
-
-/// `object` no longer tracked by the cycle collector. pyo3 makes every class a GC type, but the
-/// result classes define no `__traverse__`, so the collector could never see what they hold:
-/// tracking them buys nothing, and each collection while they live would visit them (a loop
-/// keeping 280,000 results spent a fifth of its time in the collector).
-fn untracked<T>(object: Py<T>) -> Py<T> {
-    // SAFETY: `object` is a live GC object (pyo3 classes all are); untracking one is always
-    // allowed, and its dealloc untracks again, which CPython treats as a no-op.
-    unsafe { pyo3::ffi::PyObject_GC_UnTrack(object.as_ptr().cast()) };
-    object
+    untracked(py, result)
 }
 
 /// Repairs text when needed and returns Python objects; raises ParseError when it cannot.

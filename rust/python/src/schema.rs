@@ -20,7 +20,7 @@ use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
     bounded_input, detach_if_large, json_text, limits, package_class, python_objects,
-    strict_objects,
+    strict_objects, untracked,
 };
 use crate::walk::check_limits;
 use crate::wire::Obj;
@@ -81,6 +81,18 @@ impl From<Violation> for FieldError {
             suggestion: v.suggestion,
         }
     }
+}
+
+/// Violations as the tuple of FieldErrors that results and errors carry.
+pub(crate) fn field_errors(
+    py: Python<'_>,
+    violations: Vec<Violation>,
+) -> PyResult<Bound<'_, PyTuple>> {
+    let errors = violations
+        .into_iter()
+        .map(|v| untracked(py, FieldError::from(v)))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, errors)
 }
 
 /// The outcome of `try_validate`: `ok`, the parsed `value` (None when not ok), and `errors`.
@@ -347,7 +359,7 @@ impl PyToolRegistry {
                     .unbind()),
             },
             Err(errors) => {
-                let errors = PyTuple::new(py, errors.into_iter().map(FieldError::from))?;
+                let errors = field_errors(py, errors)?;
                 let cls =
                     package_class(py, &VALIDATION_ERROR, "toolmend.errors", "ValidationError")?;
                 Err(PyErr::from_value(
@@ -363,23 +375,26 @@ impl PyToolRegistry {
         py: Python<'_>,
         name: &str,
         args: &Bound<'_, PyAny>,
-    ) -> PyResult<ValidationResult> {
+    ) -> PyResult<Py<ValidationResult>> {
         let outcome = match self.inner.get(name) {
             Ok(tool) => self.check(py, &tool, args)?,
             Err(e) => Err(vec![Violation::from(e)]),
         };
-        Ok(match outcome {
-            Ok(value) => ValidationResult {
-                ok: true,
-                value,
-                errors: PyTuple::empty(py).unbind(),
+        untracked(
+            py,
+            match outcome {
+                Ok(value) => ValidationResult {
+                    ok: true,
+                    value,
+                    errors: PyTuple::empty(py).unbind(),
+                },
+                Err(errors) => ValidationResult {
+                    ok: false,
+                    value: py.None(),
+                    errors: field_errors(py, errors)?.unbind(),
+                },
             },
-            Err(errors) => ValidationResult {
-                ok: false,
-                value: py.None(),
-                errors: PyTuple::new(py, errors.into_iter().map(FieldError::from))?.unbind(),
-            },
-        })
+        )
     }
 
     fn __len__(&self) -> usize {

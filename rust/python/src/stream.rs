@@ -12,7 +12,7 @@ use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind,
 use toolmend_core::wire::{is_limit_reason, StreamReader};
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{input_bytes, python_objects};
+use crate::convert::{input_bytes, python_objects, untracked};
 use crate::error::parse_error;
 use crate::partial::{PyBuilder, PyViews};
 use crate::pipeline::PyHost;
@@ -149,11 +149,11 @@ impl ToolCallAccumulator {
 
     /// Takes one chunk (an OpenAI stream chunk or delta, an Ollama /api/chat line, raw bytes or
     /// text of either stream split anywhere, or a ToolCallDelta) and returns the events it caused.
-    fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Vec<StreamEvent>> {
+    fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Vec<Py<StreamEvent>>> {
         let mut events = Vec::new();
         let views = &mut self.views;
         let mut sink = |calls: &Accumulator, event: Event| {
-            events.push(stream_event(py, views, calls, event));
+            events.push(untracked(py, stream_event(py, views, calls, event))?);
             Ok(())
         };
         if let Ok(delta) = chunk.cast::<ToolCallDelta>() {
@@ -182,11 +182,15 @@ impl ToolCallAccumulator {
     /// Takes one decoded message of a stream, as httpx-sse's `sse.data` or an NDJSON line
     /// (str or bytes): one whole JSON chunk, not raw wire text; `[DONE]` ends the turn. Returns
     /// the events it caused.
-    fn feed_data(&mut self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<StreamEvent>> {
+    fn feed_data(
+        &mut self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<Py<StreamEvent>>> {
         let mut events = Vec::new();
         let views = &mut self.views;
         let mut sink = |calls: &Accumulator, event: Event| {
-            events.push(stream_event(py, views, calls, event));
+            events.push(untracked(py, stream_event(py, views, calls, event))?);
             Ok(())
         };
         let bytes = input_bytes(data)?;
@@ -225,7 +229,7 @@ impl ToolCallAccumulator {
 
     /// The calls that are complete and not yet handed out, in index order, checked like
     /// parse_response's (errors for those that fail).
-    fn completed(&mut self, py: Python<'_>) -> PyResult<ParseResult> {
+    fn completed(&mut self, py: Python<'_>) -> PyResult<Py<ParseResult>> {
         let views = &self.views;
         let assembled = self
             .reader
@@ -238,7 +242,7 @@ impl ToolCallAccumulator {
     /// `finish_reason` is the reason the stream ended when the caller read it elsewhere
     /// ("length": the token limit, which the chunks fed may already have said).
     #[pyo3(signature = (finish_reason=None))]
-    fn finish(&mut self, py: Python<'_>, finish_reason: Option<&str>) -> PyResult<ParseResult> {
+    fn finish(&mut self, py: Python<'_>, finish_reason: Option<&str>) -> PyResult<Py<ParseResult>> {
         if finish_reason.is_some_and(is_limit_reason) {
             self.cut_by_length = true;
         }
@@ -325,7 +329,7 @@ impl ToolCallAccumulator {
         &self,
         py: Python<'_>,
         assembled: Vec<Result<AssembledCall, FailedCall>>,
-    ) -> PyResult<ParseResult> {
+    ) -> PyResult<Py<ParseResult>> {
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
         let host = PyHost::new(py, registry.as_deref());
         let mut pipeline =
@@ -426,10 +430,10 @@ impl TextCallParser {
                 Ok(match item {
                     TextItem::Text(text) => PyString::new(py, &text).into_any().unbind(),
                     TextItem::Call(call) => {
-                        Py::new(py, ToolCall::from_checked(py, call))?.into_any()
+                        untracked(py, ToolCall::from_checked(py, call))?.into_any()
                     }
                     TextItem::Refused(error) => {
-                        Py::new(py, ToolCallError::from_rejected(py, error)?)?.into_any()
+                        untracked(py, ToolCallError::from_rejected(py, error)?)?.into_any()
                     }
                 })
             })
