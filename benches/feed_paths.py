@@ -6,6 +6,8 @@ Prints ns per chunk and, in brackets, the ratio of the whole stream to the floor
 path), feed(ToolCallDelta) + partial, feed of an OpenAI chunk dict + partial, with the dicts built ahead
 (cold in the cache, as a list of 52,000 parsed chunks is) or one dict refilled in place (hot, as a chunk parsed
 just before it is fed), and feed of the raw SSE bytes of each chunk (as read off the socket) + partial.
+Two bounds follow, neither of which checks anything: a chunk dict read by hand in Python and its piece
+handed to extend_arguments (no partial), and orjson.loads of each raw line (no accumulation at all).
 """
 
 from __future__ import annotations
@@ -88,6 +90,23 @@ def feed_raw() -> Any:
     return feed_each(RAW_FIRST, RAW)
 
 
+def by_hand_dict() -> Any:
+    """What a caller who reads the chunk dict in Python and feeds the lean path pays (a bound
+    for feed(chunk dict): the same two steps without any checks)."""
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="search"))
+    for c in COLD:
+        acc.extend_arguments(0, c["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"])
+    return acc.finish()
+
+
+def parse_lines() -> Any:
+    """orjson.loads of every raw line's JSON, nothing kept: a bound for feed(raw SSE bytes)."""
+    for line in RAW:
+        orjson.loads(line[6:])
+    return None
+
+
 def best(run: Callable[[], Any], repeats: int = 7) -> float:
     times = []
     for _ in range(repeats):
@@ -100,13 +119,15 @@ def best(run: Callable[[], Any], repeats: int = 7) -> float:
 
 def main() -> None:
     expected = orjson.loads(TEXT)
-    for run in (extend, feed_delta, feed_cold, feed_hot, feed_raw):
+    for run in (extend, feed_delta, feed_cold, feed_hot, feed_raw, by_hand_dict):
         assert run().calls[0].arguments == expected, run.__name__
     floor = best(lambda: orjson.loads(TEXT), 21)
     print(f"{len(CHUNKS)} chunks; orjson.loads of the final document: {floor * 1e3:.2f} ms")
     for name, run in [("extend_arguments", extend), ("feed(ToolCallDelta) + partial", feed_delta),
                       ("feed(chunk dict, cold) + partial", feed_cold), ("feed(chunk dict, hot) + partial", feed_hot),
-                      ("feed(raw SSE bytes) + partial", feed_raw)]:
+                      ("feed(raw SSE bytes) + partial", feed_raw),
+                      ("bound: dict read in Python + extend", by_hand_dict),
+                      ("bound: orjson.loads of each line", parse_lines)]:
         t = best(run)
         print(f"{name:34} {t / len(CHUNKS) * 1e9:6.0f} ns a chunk ({t / floor:.1f}x)")
 

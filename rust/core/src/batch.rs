@@ -5,9 +5,18 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Items handed to a thread at a time: small enough to balance uneven items, large enough that
-/// taking work costs nothing next to doing it.
+/// Items handed to a thread at a time, at least: small enough to balance uneven items, large
+/// enough that taking work costs nothing next to doing it.
 const TAKE: usize = 16;
+
+/// Batches per worker over a whole run: enough to balance uneven items; fewer, bigger batches
+/// when there are many items, as each batch handed back may wake the taking thread (a few µs).
+const BATCHES_PER_WORKER: usize = 64;
+
+/// Items a worker takes at a time for `items` spread over `workers`.
+fn take_size(items: usize, workers: usize) -> usize {
+    (items / (workers * BATCHES_PER_WORKER)).clamp(TAKE, 1024)
+}
 
 /// How many worker threads for `items`: `threads`, or every core; never more than there are
 /// batches of work.
@@ -32,6 +41,7 @@ pub fn overlapped<'a, T: Sync, R: Send, E>(
     if workers == 1 && items.len() <= TAKE {
         return items.iter().map(&work).try_for_each(take);
     }
+    let batch = take_size(items.len(), workers);
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         let (done, arrived) = std::sync::mpsc::channel::<(usize, Vec<R>)>();
@@ -39,11 +49,11 @@ pub fn overlapped<'a, T: Sync, R: Send, E>(
             let done = done.clone();
             let (next, work) = (&next, &work);
             scope.spawn(move || loop {
-                let start = next.fetch_add(TAKE, Ordering::Relaxed);
+                let start = next.fetch_add(batch, Ordering::Relaxed);
                 if start >= items.len() {
                     break;
                 }
-                let end = (start + TAKE).min(items.len());
+                let end = (start + batch).min(items.len());
                 let results = items[start..end].iter().map(work).collect();
                 if done.send((start, results)).is_err() {
                     break; // the taker stopped on an error: nothing more is wanted
@@ -107,6 +117,14 @@ mod tests {
         );
         assert_eq!(done, Err("stopped at 40".to_owned()));
         assert_eq!(taken, 41);
+    }
+
+    #[test]
+    fn batches_grow_with_the_work_between_bounds() {
+        assert_eq!(take_size(100, 2), TAKE);
+        assert_eq!(take_size(50_000, 2), 390);
+        assert_eq!(take_size(280_000, 2), 1024);
+        assert_eq!(take_size(280_000, 64), 68);
     }
 
     #[test]
