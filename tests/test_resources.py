@@ -133,6 +133,7 @@ def test_repair_results_stay_out_of_the_cycle_collector() -> None:
     assert failed.error is not None and not gc.is_tracked(failed.error)
     gc.collect()
     assert failed.error.code == "TLP-007" and results[0].repairs[0].kind == "trailing_comma"
+    assert not any(gc.is_tracked(r) for r in results[0].repairs)
 
 
 def test_results_of_parsing_streaming_and_validation_stay_out_of_the_cycle_collector() -> None:
@@ -154,5 +155,8 @@ def test_results_of_parsing_streaming_and_validation_stay_out_of_the_cycle_colle
     events = acc.feed(toolmend.ToolCallDelta(0, name="read", arguments='{"path": "b"}'))
     finished = acc.finish()
     assert finished.calls[0].arguments == {"path": "b"}
-    objects = [parsed, *parsed.calls, refused, *refused.validation, checked, *checked.errors, *events, finished]
+    mended = toolmend.parse_response({"message": {"tool_calls": [{"function": {"name": "read", "arguments": "{'path': 'c',}"}}]}})
+    assert [r.kind for r in mended.calls[0].repairs] == ["single_quotes", "single_quotes", "trailing_comma"]
+    objects = [parsed, *parsed.calls, refused, *refused.validation, checked, *checked.errors, *events, finished,
+               *mended.calls[0].repairs]
     assert [type(o).__name__ for o in objects if gc.is_tracked(o)] == []

@@ -20,7 +20,7 @@ use toolmend_core::walk::Budget;
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{bounded_input, orjson_dumps, sorted_json, untracked};
-use crate::repair::{load_json, LoadError, Repair};
+use crate::repair::{load_json, repair_list, LoadError, Repair};
 use crate::schema::{field_errors, FieldError, PyToolRegistry};
 use crate::walk::check_limits;
 use crate::wire::{read_reply, Obj};
@@ -142,7 +142,7 @@ impl ToolCall {
     /// The repairs applied to the arguments (or to the text around a call written in text).
     #[getter]
     fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.log.iter().map(Repair::from))
+        repair_list(py, &self.log)
     }
 }
 

@@ -127,8 +127,20 @@ impl RepairResult {
     /// The repairs applied, in input order (a new list on each access).
     #[getter]
     fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.log.iter().map(Repair::from))
+        repair_list(py, &self.log)
     }
+}
+
+/// A repair log as the list of Repair objects `.repairs` hands out (a new list on each access).
+pub(crate) fn repair_list<'py>(
+    py: Python<'py>,
+    log: &[toolmend_core::Repair],
+) -> PyResult<Bound<'py, PyList>> {
+    let repairs = log
+        .iter()
+        .map(|r| untracked(py, Repair::from(r)))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, repairs)
 }
 
 /// Repairs text into one strict JSON value in linear time.
