@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 
 from hypothesis import given, settings
@@ -18,6 +19,16 @@ def strict_loads(text: str) -> object:
         raise ValueError(f"non-standard constant {name}")
 
     return json.loads(text, parse_constant=refuse)
+
+
+def _past_a_double(value: object) -> bool:
+    if isinstance(value, float):
+        return value in (float("inf"), float("-inf"))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return abs(value) > sys.float_info.max
+    if isinstance(value, dict):
+        return any(_past_a_double(v) for v in value.values())
+    return isinstance(value, list) and any(_past_a_double(v) for v in value)
 
 
 json_values = st.recursive(
@@ -55,13 +66,13 @@ def test_output_parses_strictly_and_repair_is_idempotent(text: str) -> None:
         strict_loads(once.json)
         twice = toolmend.repair(once.json, **LIMITS)
         assert twice.json == once.json and twice.repairs == []
-        expected = repr(strict_loads(once.json))
+        expected = strict_loads(once.json)
         try:
             # repr tells an integer from the double of the same value (orjson reads wide integers as doubles).
-            assert repr(toolmend.loads(text, **LIMITS)) == expected
+            assert repr(toolmend.loads(text, **LIMITS)) == repr(expected)
         except toolmend.ParseError as refused:
-            # A number past a double (`1e999`): repair keeps it as written, loads refuses to make it inf.
-            assert refused.code == "TLP-004" and "inf" in expected
+            # A number past a double (`1e999`): repair keeps it as written, loads refuses it.
+            assert refused.code == "TLP-004" and _past_a_double(expected)
     else:
         assert once.error is not None and once.error.code in {"TLP-004", "TLP-008"}
         assert 0 <= once.error.position <= len(text.encode("utf-8", "surrogatepass"))
