@@ -9,13 +9,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// enough that taking work costs nothing next to doing it.
 const TAKE: usize = 16;
 
+/// Items handed to a thread at a time, at most: a batch's results wait for it whole.
+const TAKE_AT_MOST: usize = 1024;
+
 /// Batches per worker over a whole run: enough to balance uneven items; fewer, bigger batches
 /// when there are many items, as each batch handed back may wake the taking thread (a few µs).
 const BATCHES_PER_WORKER: usize = 64;
 
 /// Items a worker takes at a time for `items` spread over `workers`.
 fn take_size(items: usize, workers: usize) -> usize {
-    (items / (workers * BATCHES_PER_WORKER)).clamp(TAKE, 1024)
+    (items / (workers * BATCHES_PER_WORKER)).clamp(TAKE, TAKE_AT_MOST)
 }
 
 /// How many worker threads for `items`: `threads`, or every core; never more than there are
@@ -123,7 +126,7 @@ mod tests {
     fn batches_grow_with_the_work_between_bounds() {
         assert_eq!(take_size(100, 2), TAKE);
         assert_eq!(take_size(50_000, 2), 390);
-        assert_eq!(take_size(280_000, 2), 1024);
+        assert_eq!(take_size(280_000, 2), TAKE_AT_MOST);
         assert_eq!(take_size(280_000, 64), 68);
     }
 

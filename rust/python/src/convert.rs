@@ -426,6 +426,14 @@ pub(crate) fn untracked<T: pyo3::PyClass>(
     Ok(object)
 }
 
+/// Each of `values` as a new untracked Python object (see `untracked`), in order.
+pub(crate) fn all_untracked<T: pyo3::PyClass, V: Into<pyo3::PyClassInitializer<T>>>(
+    py: Python<'_>,
+    values: impl IntoIterator<Item = V>,
+) -> PyResult<Vec<Py<T>>> {
+    values.into_iter().map(|v| untracked(py, v)).collect()
+}
+
 /// Strict JSON text as Python objects (jiter; object keys cached).
 pub(crate) fn python_objects<'py>(
     py: Python<'py>,

@@ -19,7 +19,7 @@ use toolmend_core::schema::{Registry, Tool, Violation};
 use toolmend_core::walk::Budget;
 use toolmend_core::{ErrorCode, Limits};
 
-use crate::convert::{bounded_input, orjson_dumps, sorted_json, untracked};
+use crate::convert::{all_untracked, bounded_input, orjson_dumps, sorted_json, untracked};
 use crate::repair::{load_json, repair_list, LoadError, Repair};
 use crate::schema::{field_errors, FieldError, PyToolRegistry};
 use crate::walk::check_limits;
@@ -278,16 +278,19 @@ impl ParseResult {
         text: String,
     ) -> PyResult<Py<Self>> {
         let quoted = pipeline.quoted;
-        let calls = pipeline
-            .calls
-            .into_iter()
-            .map(|c| untracked(py, ToolCall::from_checked(py, c)))
-            .collect::<PyResult<Vec<_>>>()?;
+        let calls = all_untracked(
+            py,
+            pipeline
+                .calls
+                .into_iter()
+                .map(|c| ToolCall::from_checked(py, c)),
+        )?;
         let errors = pipeline
             .errors
             .into_iter()
-            .map(|e| untracked(py, ToolCallError::from_rejected(py, e)?))
+            .map(|e| ToolCallError::from_rejected(py, e))
             .collect::<PyResult<Vec<_>>>()?;
+        let errors = all_untracked(py, errors)?;
         let ok = errors.is_empty();
         let result = ParseResult {
             calls: PyTuple::new(py, calls)?.unbind(),

@@ -14,7 +14,8 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
 use toolmend_core::{Error, ErrorCode, Limits, Mended, RepairKind, Repaired};
 
 use crate::convert::{
-    bounded_input, detach_if_large, orjson_objects, python_objects, strict_objects, untracked,
+    all_untracked, bounded_input, detach_if_large, orjson_objects, python_objects, strict_objects,
+    untracked,
 };
 use crate::error::parse_error;
 
@@ -136,11 +137,7 @@ pub(crate) fn repair_list<'py>(
     py: Python<'py>,
     log: &[toolmend_core::Repair],
 ) -> PyResult<Bound<'py, PyList>> {
-    let repairs = log
-        .iter()
-        .map(|r| untracked(py, Repair::from(r)))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, repairs)
+    PyList::new(py, all_untracked(py, log.iter().map(Repair::from))?)
 }
 
 /// Repairs text into one strict JSON value in linear time.

@@ -19,8 +19,8 @@ use toolmend_core::walk::{not_json, walk, Budget};
 use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
-    bounded_input, detach_if_large, json_text, limits, package_class, python_objects,
-    strict_objects, untracked,
+    all_untracked, bounded_input, detach_if_large, json_text, limits, package_class,
+    python_objects, strict_objects, untracked,
 };
 use crate::walk::check_limits;
 use crate::wire::Obj;
@@ -88,11 +88,10 @@ pub(crate) fn field_errors(
     py: Python<'_>,
     violations: Vec<Violation>,
 ) -> PyResult<Bound<'_, PyTuple>> {
-    let errors = violations
-        .into_iter()
-        .map(|v| untracked(py, FieldError::from(v)))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyTuple::new(py, errors)
+    PyTuple::new(
+        py,
+        all_untracked(py, violations.into_iter().map(FieldError::from))?,
+    )
 }
 
 /// The outcome of `try_validate`: `ok`, the parsed `value` (None when not ok), and `errors`.
