@@ -20,4 +20,4 @@ pub mod wire;
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;
 pub use names::NameRule;
-pub use repair::{mend, repair, validate, Mended, Repair, RepairKind, Repaired};
+pub use repair::{mend, mend_unlogged, repair, validate, Mended, Repair, RepairKind, Repaired};

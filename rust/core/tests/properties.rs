@@ -1,7 +1,7 @@
 //! Laws of the repair engine, checked on generated inputs (stable Rust's stand-in for fuzzing).
 
 use proptest::prelude::*;
-use toolmend_core::{mend, repair, validate, ErrorCode, Limits};
+use toolmend_core::{mend, mend_unlogged, repair, validate, ErrorCode, Limits};
 
 fn limits() -> Limits {
     // No deadline: these laws are about results, and debug builds on a busy CI box are slow.
@@ -174,6 +174,22 @@ proptest! {
                 .into_iter()
                 .any(|n| n.len() > 18 || n.contains(['e', 'E']));
             prop_assert!(!(wide && mended.plain_numbers), "{:?} -> {:?}", text, mended.json);
+        }
+    }
+
+    #[test]
+    fn mending_without_the_log_writes_the_same_text(bytes in prop::collection::vec(any::<u8>(), 0..120), text in jsonish_text()) {
+        // `loads` keeps no log; what it builds must not depend on that.
+        for input in [bytes.as_slice(), text.as_bytes()] {
+            match (mend(input, &limits()), mend_unlogged(input, &limits())) {
+                (Ok(logged), Ok(unlogged)) => {
+                    prop_assert_eq!(&logged.json, &unlogged.json);
+                    prop_assert_eq!(logged.plain_numbers, unlogged.plain_numbers);
+                    prop_assert!(unlogged.repairs.is_empty());
+                }
+                (Err(a), Err(b)) => prop_assert_eq!((a.code(), a.position), (b.code(), b.position)),
+                (a, b) => prop_assert!(false, "{:?}: {:?} vs {:?}", input, a.is_ok(), b.is_ok()),
+            }
         }
     }
 

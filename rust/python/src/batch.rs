@@ -12,7 +12,7 @@ use toolmend_core::{Error, Limits};
 use crate::convert::bounded_input;
 use crate::repair::{
     build_loaded, fast_load, load_error, loads_limits, mend_for_loads, repair_result, LoadError,
-    RepairResult,
+    Mending, RepairResult,
 };
 
 fn checked_threads(threads: Option<usize>) -> PyResult<Option<usize>> {
@@ -118,7 +118,7 @@ pub fn loads_many<'py>(
     overlapped::<_, _, PyErr>(
         &to_mend,
         threads,
-        |(_, bytes)| mend_for_loads(bytes, &limits, true),
+        |(_, bytes)| mend_for_loads(bytes, &limits, Mending::Unlogged),
         |outcome| {
             let (i, bytes) = mended.next().expect("one outcome per text to mend");
             loaded[*i] = Some(build_loaded(py, bytes, outcome, &limits).map(|(value, _)| value));

@@ -20,7 +20,7 @@ use toolmend_core::walk::Budget;
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{all_untracked, bounded_input, orjson_dumps, sorted_json, untracked};
-use crate::repair::{load_json, repair_list, LoadError, Repair};
+use crate::repair::{load_json, repair_list, LoadError, Mending, Repair};
 use crate::schema::{field_errors, FieldError, PyToolRegistry};
 use crate::walk::check_limits;
 use crate::wire::{read_reply, Obj};
@@ -378,7 +378,12 @@ impl<'py> Host for PyHost<'_, 'py> {
         limits: &Limits,
         repair: bool,
     ) -> Result<(Obj<'py>, Vec<toolmend_core::Repair>), Failure> {
-        match load_json(self.py, &text.0, bytes, limits, repair) {
+        let mending = if repair {
+            Mending::Logged
+        } else {
+            Mending::Off
+        };
+        match load_json(self.py, &text.0, bytes, limits, mending) {
             Ok(Ok((value, repairs))) => Ok((Obj(value), repairs)),
             Ok(Err(LoadError::Core(e))) => Err(Failure::unparsed(&e)),
             Ok(Err(LoadError::Python(e))) => Err(Failure {

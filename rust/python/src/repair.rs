@@ -219,7 +219,7 @@ pub fn loads<'py>(
         timeout_ms,
     };
     let loaded = match bounded_input(text, max_size)? {
-        Ok(bytes) => load_json(py, text, &bytes, &limits, true)?,
+        Ok(bytes) => load_json(py, text, &bytes, &limits, Mending::Unlogged)?,
         Err(too_large) => Err(LoadError::Core(too_large)),
     };
     loaded
@@ -248,6 +248,17 @@ pub(crate) fn load_error(py: Python<'_>, error: LoadError) -> PyErr {
     }
 }
 
+/// What `load_json` does with text that is not valid JSON within the limits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mending {
+    /// Refuse it (repair turned off): the strict check says why.
+    Off,
+    /// Mend it, keeping no log (`loads` hands back objects alone).
+    Unlogged,
+    /// Mend it and log the repairs (a tool call carries them).
+    Logged,
+}
+
 /// Python objects made from JSON text, and the repairs it needed.
 pub(crate) type Loaded<'py> = (Bound<'py, PyAny>, Vec<toolmend_core::Repair>);
 
@@ -260,7 +271,7 @@ pub(crate) enum LoadError {
 }
 
 /// JSON text (already read as `bytes`) as Python objects, with the repairs made: orjson for valid
-/// text within the limits; otherwise the repair pass (or, with `repair` off, the strict check),
+/// text within the limits; otherwise the repair pass (or, with mending off, the strict check),
 /// the GIL released for big inputs, and jiter. Nesting is capped at what jiter can build: past
 /// it, the core reports TLP-008 like any depth limit (repair() still handles deeper text).
 pub(crate) fn load_json<'py>(
@@ -268,14 +279,14 @@ pub(crate) fn load_json<'py>(
     text: &Bound<'py, PyAny>,
     bytes: &[u8],
     limits: &Limits,
-    repair: bool,
+    mending: Mending,
 ) -> PyResult<Result<Loaded<'py>, LoadError>> {
     let limits = loads_limits(limits);
     if let Some(value) = fast_load(py, text, bytes, &limits)? {
         return Ok(Ok((value, Vec::new())));
     }
     // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
-    let outcome = detach_if_large(py, bytes.len(), || mend_for_loads(bytes, &limits, repair));
+    let outcome = detach_if_large(py, bytes.len(), || mend_for_loads(bytes, &limits, mending));
     Ok(build_loaded(py, bytes, outcome, &limits))
 }
 
@@ -300,17 +311,21 @@ pub(crate) fn fast_load<'py>(
     strict_objects(py, text, limits.max_depth)
 }
 
-/// The second stage, without the GIL: the text mended (or, with `repair` off, checked) into
-/// strict JSON, with the repairs made.
-pub(crate) fn mend_for_loads(bytes: &[u8], limits: &Limits, repair: bool) -> Result<Mended, Error> {
-    if repair {
-        toolmend_core::mend(bytes, limits)
-    } else {
-        toolmend_core::validate(bytes, limits).map(|()| Mended {
+/// The second stage, without the GIL: the text mended (or, with mending off, checked) into
+/// strict JSON, with the repairs made when they are logged.
+pub(crate) fn mend_for_loads(
+    bytes: &[u8],
+    limits: &Limits,
+    mending: Mending,
+) -> Result<Mended, Error> {
+    match mending {
+        Mending::Logged => toolmend_core::mend(bytes, limits),
+        Mending::Unlogged => toolmend_core::mend_unlogged(bytes, limits),
+        Mending::Off => toolmend_core::validate(bytes, limits).map(|()| Mended {
             json: String::from_utf8_lossy(bytes).into_owned(),
             repairs: Vec::new(),
             plain_numbers: false,
-        })
+        }),
     }
 }
 

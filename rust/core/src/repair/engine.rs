@@ -61,6 +61,41 @@ pub(super) enum After {
     Other,
 }
 
+/// The repairs made, in input order; or, for a caller that only wants the text (`loads`), none
+/// kept: a dense megabyte makes 160,000 of them, 2.5 MB of log grown by copying.
+pub(super) struct RepairLog {
+    pub(super) items: Vec<Repair>,
+    keep: bool,
+}
+
+impl RepairLog {
+    pub(super) fn kept() -> Self {
+        RepairLog {
+            items: Vec::new(),
+            keep: true,
+        }
+    }
+
+    pub(super) fn dropped() -> Self {
+        RepairLog {
+            items: Vec::new(),
+            keep: false,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn push(&mut self, repair: Repair) {
+        if self.keep {
+            self.items.push(repair);
+        }
+    }
+
+    /// Takes back the repairs logged at or past `end` (the text from there is read again).
+    pub(super) fn take_back_from(&mut self, end: usize) {
+        self.items.retain(|r| r.position < end);
+    }
+}
+
 pub(super) struct Engine<'a, const STRICT: bool> {
     pub(super) src: &'a [u8],
     pub(super) pos: usize,
@@ -70,7 +105,7 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     /// "is there a container this closer matches?" is answered in O(1).
     pub(super) objects: Vec<usize>,
     pub(super) arrays: Vec<usize>,
-    pub(super) repairs: Vec<Repair>,
+    pub(super) repairs: RepairLog,
     /// Output offset and input offset of the last comma written, for trailing-comma removal.
     pub(super) last_comma: (usize, usize),
     pub(super) max_depth: usize,
@@ -117,7 +152,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             stack: Vec::with_capacity(16),
             objects: Vec::new(),
             arrays: Vec::new(),
-            repairs: Vec::new(),
+            repairs: RepairLog::kept(),
             last_comma: (0, 0),
             max_depth: limits.max_depth,
             deepest: 0,

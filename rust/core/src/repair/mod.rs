@@ -28,7 +28,7 @@ use std::borrow::Cow;
 
 use crate::error::{Error, ErrorCode, ErrorKind};
 use crate::limits::Limits;
-use engine::Engine;
+use engine::{Engine, RepairLog};
 use lookahead::escaped_json_at;
 use prepass::{original_position, replace_invalid_utf8, unescape_once, PositionMap};
 
@@ -251,8 +251,17 @@ pub fn repair<'a>(input: &'a [u8], limits: &Limits) -> Result<Repaired<'a>, Erro
 /// parser refused it): it skips the validation that `repair` runs first. Valid input still comes
 /// back equal, with an empty log. The output nests no deeper than `limits.max_depth`.
 pub fn mend(input: &[u8], limits: &Limits) -> Result<Mended, Error> {
+    mend_with(input, limits, RepairLog::kept())
+}
+
+/// `mend` for a caller that wants the text alone (`loads`): the same output, with no repairs
+/// kept (`repairs` is empty).
+pub fn mend_unlogged(input: &[u8], limits: &Limits) -> Result<Mended, Error> {
+    mend_with(input, limits, RepairLog::dropped())
+}
+
+fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Mended, Error> {
     limits.check_size(input.len())?;
-    let mut repairs = Vec::new();
     // Positions in the text the engine reads, mapped back to the input's (the two differ when
     // invalid UTF-8 was replaced or one level of escaping taken off).
     let mut maps: Vec<PositionMap> = Vec::new();
@@ -278,7 +287,7 @@ pub fn mend(input: &[u8], limits: &Limits) -> Result<Mended, Error> {
         maps.push(map);
         text = Cow::Owned(unescaped);
     }
-    let before = repairs.len();
+    let before = repairs.items.len();
     let mut engine = Engine::<false>::new(&text, limits, limits.deadline());
     engine.repairs = repairs;
     if let Err(mut e) = engine.run() {
@@ -286,7 +295,7 @@ pub fn mend(input: &[u8], limits: &Limits) -> Result<Mended, Error> {
         return Err(e);
     }
     if !maps.is_empty() {
-        for r in &mut engine.repairs[before..] {
+        for r in &mut engine.repairs.items[before..] {
             r.position = original_position(&maps, r.position);
         }
     }
@@ -294,7 +303,7 @@ pub fn mend(input: &[u8], limits: &Limits) -> Result<Mended, Error> {
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok(Mended {
         json,
-        repairs: engine.repairs,
+        repairs: engine.repairs.items,
         plain_numbers: !engine.wide_numbers,
     })
 }

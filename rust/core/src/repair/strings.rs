@@ -43,7 +43,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     // `"value}```: the string ran into a closing fence; it ends before the
                     // closers and the fence, which are read again after it.
                     // Control characters escaped in the part given back are read again.
-                    self.repairs.retain(|r| r.position < end);
+                    self.repairs.take_back_from(end);
                     self.fault(RepairKind::UnclosedString, end, "a closing '\"'")?;
                     let written: usize = src[end..i].iter().map(|&c| escaped_len(c)).sum();
                     self.out.truncate(self.out.len() - written);

@@ -827,7 +827,7 @@ fn python_containers_backticks_spaces_units_and_keys_after_an_open_array() {
         let mut engine = Engine::<false>::new(valid.as_bytes(), &limits, limits.deadline());
         engine.run().unwrap();
         assert_eq!(std::str::from_utf8(&engine.out).unwrap(), valid);
-        assert!(engine.repairs.is_empty(), "{valid}");
+        assert!(engine.repairs.items.is_empty(), "{valid}");
     }
     // Readings that stay: prose in parentheses, numeric keys, a valid "{" value, arrays of
     // strings with a missing comma.
