@@ -112,7 +112,62 @@ fn number_tokens(json: &str) -> Vec<&str> {
 }
 
 fn strictly_valid(text: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(text).is_ok()
+    serde_json::from_str::<serde_json::Value>(&tame_numbers(text)).is_ok()
+}
+
+/// `text` with every number's magnitude made small and its syntax kept: serde_json refuses a
+/// number past a double's range (`1e99999`, a 400-digit integer), which JSON's grammar allows.
+/// Outside strings, exponent digits become `0` and an integer part of more than 15 digits
+/// (not starting with 0) becomes `1`.
+fn tame_numbers(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let (mut i, mut in_string) = (0, false);
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            out.push(b);
+            match b {
+                b'\\' if i + 1 < bytes.len() => {
+                    out.push(bytes[i + 1]);
+                    i += 1;
+                }
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        let after_word = i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'.');
+        if b.is_ascii_digit() && !after_word {
+            let end = i + bytes[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if end - i > 15 && b != b'0' {
+                out.push(b'1');
+            } else {
+                out.extend_from_slice(&bytes[i..end]);
+            }
+            i = end;
+            continue;
+        }
+        if matches!(b, b'e' | b'E') && i > 0 && bytes[i - 1].is_ascii_digit() {
+            out.push(b);
+            i += 1;
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
+                out.push(bytes[i]);
+                i += 1;
+            }
+            let digits = bytes[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits > 0 {
+                out.push(b'0');
+            }
+            i += digits;
+            continue;
+        }
+        in_string = b == b'"';
+        out.push(b);
+        i += 1;
+    }
+    String::from_utf8(out).expect("only ASCII digits were replaced")
 }
 
 proptest! {
@@ -168,7 +223,7 @@ proptest! {
     fn mended_output_keeps_the_depth_limit_and_says_when_a_number_is_wide(text in jsonish_text(), limit in 0usize..8) {
         // What `loads` relies on to build objects with orjson and check nothing after it.
         if let Ok(mended) = mend(text.as_bytes(), &Limits { max_depth: limit, ..limits() }) {
-            let value: serde_json::Value = serde_json::from_str(&mended.json).unwrap();
+            let value: serde_json::Value = serde_json::from_str(&tame_numbers(&mended.json)).unwrap();
             prop_assert!(nesting(&value) <= limit, "{:?} -> {:?} nests past {}", text, mended.json, limit);
             let wide = number_tokens(&mended.json)
                 .into_iter()
@@ -270,5 +325,21 @@ fn pathological_families_scale_linearly() {
             large < small * 8.0 + 1e-9,
             "{name}: {large:e} s/B at 1 MiB vs {small:e} s/B at 16 KiB"
         );
+    }
+}
+
+#[test]
+fn numbers_past_a_double_are_strict_json_to_these_laws() {
+    // Found by the laws above: serde_json refuses `1e12345678901234567890` (past a double's
+    // range), which JSON's grammar allows and the repair pass keeps as written.
+    let once = repair(b"'[1e12345678901234567890{", &limits()).unwrap();
+    assert_eq!(once.json, "[1e12345678901234567890,{}]");
+    assert!(strictly_valid(&once.json));
+    assert_eq!(
+        tame_numbers(r#"[-12345678901234567890.5e-999, "1e999", 0.1E+7]"#),
+        r#"[-1.5e-0, "1e999", 0.1E+0]"#
+    );
+    for refused in ["01", "1e", "1.e5", "-", "00000000000000000001", "[1,]"] {
+        assert!(!strictly_valid(refused), "{refused}");
     }
 }
