@@ -86,25 +86,44 @@ impl StringStops {
     /// (`\n`, `\"`: written out as they stand), or `src.len()`. The whole copied run of a
     /// string in one call: code in tool arguments holds an escape every few bytes (one in
     /// eight in the bench's), so the block scan reads past escapes instead of stopping there.
-    /// `i` must not be the byte a backslash escapes.
+    /// With `LINES`, a raw line feed is not a stop either (the repair pass escapes those in
+    /// the run it copies: code pasted into a string has one every line), and `lines` is set
+    /// when the run may hold one. `i` must not be the byte a backslash escapes.
     #[inline(always)]
-    pub(crate) fn run_end(&self, src: &[u8], mut i: usize) -> usize {
+    pub(crate) fn run_end<const LINES: bool>(
+        &self,
+        src: &[u8],
+        mut i: usize,
+        lines: &mut bool,
+    ) -> usize {
         // Keys and most values end within a word: the blocks are for longer runs.
         if src
             .get(i..i + 8)
             .is_some_and(|chunk| self.word_stops(chunk) == 0)
         {
-            i = self.blocks_end(src, i + 8);
+            i = self.blocks_end::<LINES>(src, i + 8, lines);
         }
         loop {
             i = self.find(src, i);
-            if src.get(i) == Some(&b'\\') && src.get(i + 1).is_some_and(|&c| is_plain_escape(c)) {
+            match src.get(i) {
                 // Past the escape, on in blocks: where there is one escape, more follow.
-                i = self.blocks_end(src, i + 2);
-            } else {
-                return i;
+                Some(b'\\') if src.get(i + 1).is_some_and(|&c| is_plain_escape(c)) => {
+                    i = self.blocks_end::<LINES>(src, i + 2, lines);
+                }
+                Some(b'\n') if LINES => {
+                    *lines = true;
+                    i = self.blocks_end::<LINES>(src, i + 1, lines);
+                }
+                _ => return i,
             }
         }
+    }
+
+    /// `run_end` passing raw line feeds, out of line: the string loop's common path (no raw
+    /// line feed met) stays as small as it was.
+    #[inline(never)]
+    pub(crate) fn run_end_past_lines(&self, src: &[u8], i: usize, lines: &mut bool) -> usize {
+        self.run_end::<true>(src, i, lines)
     }
 
     /// Past the blocks from `i` that hold no stop but plain escapes (16 bytes, then 64 at a
@@ -113,25 +132,30 @@ impl StringStops {
     /// backslashes that reaches the end of a block is left to `find`, from its first byte.
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline]
-    fn blocks_end(&self, src: &[u8], i: usize) -> usize {
+    fn blocks_end<const LINES: bool>(&self, src: &[u8], i: usize, lines: &mut bool) -> usize {
         // SAFETY: SSE2 is enabled for this build (the x86-64 baseline: every x86-64 processor
         // has it), as the cfg above checks.
-        unsafe { self.blocks_end_sse2(src, i) }
+        unsafe { self.blocks_end_sse2::<LINES>(src, i, lines) }
     }
 
     /// Out of line: only runs longer than a word, or going on after an escape, come here.
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[target_feature(enable = "sse2")]
     #[inline(never)]
-    fn blocks_end_sse2(&self, src: &[u8], mut i: usize) -> usize {
+    fn blocks_end_sse2<const LINES: bool>(
+        &self,
+        src: &[u8],
+        mut i: usize,
+        lines: &mut bool,
+    ) -> usize {
         // 16 bytes at a time at first (most values that come here end within a few blocks),
         // then 64, then 16 again near the end.
         let start = i;
         loop {
             let step = if i >= start + 64 && src.len() >= i + 64 {
-                self.chunk_sse2::<4>(src, i)
+                self.chunk_sse2::<4, LINES>(src, i, lines)
             } else if src.len() >= i + 16 {
-                self.chunk_sse2::<1>(src, i)
+                self.chunk_sse2::<1, LINES>(src, i, lines)
             } else {
                 return i;
             };
@@ -147,7 +171,12 @@ impl StringStops {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[target_feature(enable = "sse2")]
     #[inline]
-    fn chunk_sse2<const BLOCKS: usize>(&self, src: &[u8], i: usize) -> Result<usize, usize> {
+    fn chunk_sse2<const BLOCKS: usize, const LINES: bool>(
+        &self,
+        src: &[u8],
+        i: usize,
+        lines: &mut bool,
+    ) -> Result<usize, usize> {
         use std::arch::x86_64::*;
         debug_assert!(i + 16 * BLOCKS <= src.len());
         // SAFETY: the 16 * BLOCKS bytes from `i` are within `src` (the caller checks); the
@@ -156,12 +185,19 @@ impl StringStops {
         let (mut ends, mut backslashes) = (0u64, 0u64);
         for k in 0..BLOCKS {
             let v = load(k);
+            let mut controls = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v);
+            if LINES {
+                // A feed past the run's end sets `lines` too: then the copy finds none.
+                let feeds = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\n' as i8));
+                *lines |= _mm_movemask_epi8(feeds) != 0;
+                controls = _mm_andnot_si128(feeds, controls);
+            }
             let stop = _mm_or_si128(
                 _mm_or_si128(
                     _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
                     _mm_cmpeq_epi8(v, _mm_set1_epi8(self.quote as i8)),
                 ),
-                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v),
+                controls,
             );
             ends |= (_mm_movemask_epi8(stop) as u16 as u64) << (16 * k);
             let b = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
@@ -194,7 +230,7 @@ impl StringStops {
 
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     #[inline]
-    fn blocks_end(&self, _src: &[u8], i: usize) -> usize {
+    fn blocks_end<const LINES: bool>(&self, _src: &[u8], i: usize, _lines: &mut bool) -> usize {
         i
     }
 }
@@ -427,7 +463,23 @@ mod tests {
                         break;
                     }
                 }
-                proptest::prop_assert_eq!(delim.stops.run_end(&bytes, start), naive);
+                let mut lines = false;
+                proptest::prop_assert_eq!(delim.stops.run_end::<false>(&bytes, start, &mut lines), naive);
+                proptest::prop_assert!(!lines);
+                // With LINES, line feeds are passed like plain bytes.
+                let mut naive = start;
+                while let Some(&b) = bytes.get(naive) {
+                    if !delim.stops.stops(b) || b == b'\n' {
+                        naive += 1;
+                    } else if b == b'\\' && bytes.get(naive + 1).is_some_and(|&c| is_plain_escape(c)) {
+                        naive += 2;
+                    } else {
+                        break;
+                    }
+                }
+                proptest::prop_assert_eq!(delim.stops.run_end::<true>(&bytes, start, &mut lines), naive);
+                // Set whenever the run holds a line feed (and maybe when one only follows it).
+                proptest::prop_assert!(lines || !bytes[start..naive].contains(&b'\n'));
             }
         }
     }

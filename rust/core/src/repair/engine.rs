@@ -137,6 +137,9 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     /// A number was written that may not read back exactly as an i64 or a finite double (see
     /// `Mended::plain_numbers`).
     pub(super) wide_numbers: bool,
+    /// A raw line feed was met in a string: string scans pass them from then on (see
+    /// `StringStops::run_end`), and cost a little more per block.
+    pub(super) raw_line_feeds: bool,
 }
 
 impl<'a, const STRICT: bool> Engine<'a, STRICT> {
@@ -167,6 +170,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             python_arrays: Vec::new(),
             json_scan_reached: Cell::new(0),
             wide_numbers: false,
+            raw_line_feeds: false,
         }
     }
 

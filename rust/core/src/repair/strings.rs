@@ -35,8 +35,18 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         loop {
             let run = self.pos;
             // Plain two-byte escapes are written as they stand: they stay in the copied run.
-            let i = delim.stops.run_end(src, run);
-            self.emit(&src[run..i]);
+            // So do raw line feeds once one was met, escaped as the run is copied.
+            let mut lines = false;
+            let i = if STRICT || !self.raw_line_feeds {
+                delim.stops.run_end::<false>(src, run, &mut lines)
+            } else {
+                delim.stops.run_end_past_lines(src, run, &mut lines)
+            };
+            if !lines {
+                self.emit(&src[run..i]);
+            } else if let Some(last) = self.copy_escaping_line_feeds(run, i)? {
+                rewritten_at = Some(last);
+            }
             self.pos = i;
             let Some(&b) = src.get(i) else {
                 if let Some(end) = self.fenced_string_end(content_start, i) {
@@ -132,6 +142,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     }
                 }
                 0..=0x1F => {
+                    // Text with one raw line feed in a string mostly has more (code pasted
+                    // in): from here on the scan passes them and the copy escapes them.
+                    self.raw_line_feeds |= b == b'\n';
                     rewritten_at = Some(i);
                     self.fault(
                         RepairKind::ControlCharacter,
@@ -148,6 +161,28 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 }
             }
         }
+    }
+
+    /// Copies `src[from..to]` to the output with each raw line feed in it escaped and logged
+    /// (a control character fault, as the string loop logs the others); the position of the
+    /// last one, if any.
+    fn copy_escaping_line_feeds(&mut self, from: usize, to: usize) -> Result<Option<usize>, Error> {
+        let src = self.src;
+        let mut copied = from;
+        let mut last = None;
+        for at in memchr::memchr_iter(b'\n', &src[from..to]).map(|k| from + k) {
+            self.out.extend_from_slice(&src[copied..at]);
+            self.fault(
+                RepairKind::ControlCharacter,
+                at,
+                "an escaped control character",
+            )?;
+            self.out.extend_from_slice(b"\\n");
+            copied = at + 1;
+            last = Some(at);
+        }
+        self.out.extend_from_slice(&src[copied..to]);
+        Ok(last)
     }
 
     fn push_control(&mut self, b: u8) {

@@ -229,6 +229,43 @@ fn control_characters_in_strings_are_escaped() {
 }
 
 #[test]
+fn raw_line_feeds_in_long_runs_are_escaped_and_logged_where_they_stand() {
+    // Code pasted into a string: line feeds are passed by the block scan and escaped as the
+    // run is copied, among escapes, tabs and runs of backslashes, across blocks of 16 and 64.
+    let mut content = String::new();
+    for i in 0..40 {
+        content.push_str(&format!(r#"    x{i} = f(\"a\\\\b\")"#));
+        content.push_str(&format!("\t# {}\n", "y".repeat(i % 23)));
+    }
+    let input = format!("{{\"content\": \"{content}\", \"n\": 1}}");
+    let repaired = repair(input.as_bytes(), &Limits::default()).unwrap();
+    let expected = input.replace('\n', "\\n").replace('\t', "\\t");
+    assert_eq!(repaired.json, expected);
+    let at = |c: char| input.match_indices(c).map(|(i, _)| i);
+    let mut controls: Vec<usize> = at('\n').chain(at('\t')).collect();
+    controls.sort_unstable();
+    let logged: Vec<(&str, usize)> = repaired
+        .repairs
+        .iter()
+        .map(|r| (r.kind.as_str(), r.position))
+        .collect();
+    assert_eq!(
+        logged,
+        controls
+            .iter()
+            .map(|&p| ("control_character", p))
+            .collect::<Vec<_>>()
+    );
+    // The same text with the log dropped, as `loads` mends it.
+    assert_eq!(
+        mend_unlogged(input.as_bytes(), &Limits::default())
+            .unwrap()
+            .json,
+        expected
+    );
+}
+
+#[test]
 fn invalid_escapes_keep_their_characters() {
     assert_eq!(
         fixed(r#"{"p": "C:\Users\me"}"#),
