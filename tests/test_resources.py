@@ -11,8 +11,6 @@ import threading
 import time
 from typing import Callable
 
-import pytest
-
 import toolmend
 
 # ~1 MB of dense, broken records (single quotes, Python literals, trailing commas): the repair pass does
@@ -123,7 +121,6 @@ def test_a_megabyte_costs_a_bounded_multiple_of_itself() -> None:
     # ru_maxrss is in KiB on Linux. The 1 MiB input, its repaired copy, Python's str of it and the
     # stream's buffer and view: a few MiB. 24 MiB is generous and finite.
     assert grown_kib < 24 * 1024, grown_kib
-
 
 
 def test_repair_results_stay_out_of_the_cycle_collector() -> None:

@@ -127,9 +127,10 @@ impl StringStops {
     }
 
     /// Past the blocks from `i` that hold no stop but plain escapes (16 bytes, then 64 at a
-    /// time, then 16 again near the end). Stops, backslashes and escape letters are found with SSE2 compares; which bytes the
-    /// backslashes escape is worked out on the bit masks (`escaped_bytes`). A run of
-    /// backslashes that reaches the end of a block is left to `find`, from its first byte.
+    /// time, then 16 again near the end). Stops, backslashes and escape letters are found with
+    /// SSE2 compares; which bytes the backslashes escape is worked out on the bit masks
+    /// (`escaped_bytes`). A run of backslashes that reaches the end of a block starts the next
+    /// block; one that fills a whole block is left to `find`.
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline]
     fn blocks_end<const LINES: bool>(&self, src: &[u8], i: usize, lines: &mut bool) -> usize {

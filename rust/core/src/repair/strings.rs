@@ -177,7 +177,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 at,
                 "an escaped control character",
             )?;
-            self.out.extend_from_slice(b"\\n");
+            self.push_control(b'\n');
             copied = at + 1;
             last = Some(at);
         }
