@@ -193,7 +193,7 @@ def test_a_stream_reflects_a_failed_call_after_text_was_shown(registry: ToolRegi
     completed = [e.call.id for e in events if isinstance(e, ToolCallCompleted)]
     assert completed == ["good", "again"]
     assert [c.id for c in done.result.tool_calls] == ["good", "again"]
-    assert done.result.text == "Reading two files. Fixed. "
+    assert done.result.text == "Reading two files.\nFixed."
     reflected = server.requests[1]["json"]["messages"]
     assert any(m["role"] == "tool" and "/path" in m["content"] for m in reflected)
 

@@ -61,7 +61,7 @@ def read_streamed(content: str, size: int) -> tuple[str, list[Any]]:
     for item in [x for piece in pieces for x in parser.feed(piece)] + parser.flush():
         if isinstance(item, str):
             text += item
-        else:
+        elif not isinstance(item, toolmend.Reasoning):
             items.append(item)
     return text, items
 

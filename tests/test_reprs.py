@@ -31,7 +31,7 @@ def test_reprs_of_results_are_python() -> None:
     )
     assert repr(result.errors[0]).startswith("ToolCallError(code='TLP-003', message=")
     assert repr(result.errors[0]).endswith("tool_name='bad-name', position=None, index=1)")
-    assert repr(result).startswith("ParseResult(ok=False, calls=(ToolCall(") and repr(result).endswith(", text='')")
+    assert repr(result).startswith("ParseResult(ok=False, calls=(ToolCall(") and repr(result).endswith(", text='', reasoning='')")
     assert repr(ToolCallDelta(0, name="x")) == "ToolCallDelta(index=0, id=None, name='x', arguments=None, complete=False)"
     events = ToolCallAccumulator().feed(ToolCallDelta(0, name="f"))
     assert [repr(e) for e in events] == ["StreamEvent(kind='started', index=0)", "StreamEvent(kind='name', index=0, text='f')"]

@@ -275,10 +275,11 @@ def test_text_calls_can_be_turned_off() -> None:
     assert result.calls == () and result.text == content
 
 
-def test_thinking_is_not_searched() -> None:
+def test_thinking_is_reasoning_and_not_searched() -> None:
     content = '<think>I could call {"name": "a", "arguments": {}}</think>No call needed.'
     result = parse_response({"message": {"content": content}})
-    assert result.calls == () and result.text == content
+    assert result.calls == () and result.text == "No call needed."
+    assert result.reasoning == 'I could call {"name": "a", "arguments": {}}'
 
 
 # ---- properties ---------------------------------------------------------------------------------

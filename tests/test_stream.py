@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import toolmend
 from toolmend import MAX_DEPTH_CEILING, ParseError, ParseResult, TextCallParser, ToolCallAccumulator, ToolCallDelta, ToolRegistry
 
 STREAMS = Path(__file__).parent / "data" / "streams"
@@ -397,7 +398,7 @@ def run_tokens(parser: TextCallParser, tokens: list[str]) -> tuple[str, list[Any
     for item in [x for token in tokens for x in parser.feed(token)] + parser.flush():
         if isinstance(item, str):
             text += item
-        else:
+        elif not isinstance(item, toolmend.Reasoning):
             calls.append(item)
     return text, calls
 
@@ -487,4 +488,6 @@ def test_text_call_parser_takes_no_call_from_thinking(size: int) -> None:
     )
     text, calls = run_tokens(TextCallParser(), [reply[i : i + size] for i in range(0, len(reply), size)])
     assert [c.name for c in calls] == ["y"]
-    assert text.startswith("<think>I could call <tool_call>") and text.endswith("</think>Answer ")
+    assert text == "Answer "
+    reasoning = [i.text for i in TextCallParser().feed(reply) if isinstance(i, toolmend.Reasoning)]
+    assert "".join(reasoning) == 'I could call <tool_call>{"name": "x", "arguments": {}}</tool_call> maybe'

@@ -28,6 +28,8 @@ fn parse(pieces: &[&str]) -> (String, Vec<FoundCall>, usize) {
             match event {
                 TextEvent::Text(t) => text.push_str(&t),
                 TextEvent::Calls(found) => calls.extend(found),
+                TextEvent::Reasoning(_) => {}
+                TextEvent::TextWasReasoning(_) => text.clear(),
             }
         }
     };

@@ -26,7 +26,7 @@ from toolmend.errors import (
 )
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
 from toolmend.response import TEXT_FORMATS, ParseResult, TextCalls, ToolCall, ToolCallError, parse_response
-from toolmend._core import StreamEvent, TextCallParser, ToolCallAccumulator, ToolCallDelta
+from toolmend._core import Reasoning, StreamEvent, TextCallParser, ToolCallAccumulator, ToolCallDelta
 
 __all__ = [
     "Attempt",
@@ -43,6 +43,8 @@ __all__ = [
     "Lane",
     "MAX_DEPTH_CEILING",
     "MidStreamError",
+    "Reasoning",
+    "ReasoningDelta",
     "TextDelta",
     "ToolCallArgumentsDelta",
     "ToolCallCompleted",
@@ -95,6 +97,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers and editor
         Done,
         OllamaClient,
         OpenAICompatibleClient,
+        ReasoningDelta,
         TextDelta,
         ToolCallArgumentsDelta,
         ToolCallCompleted,
@@ -116,6 +119,7 @@ _LAZY = {
     "Attempt",
     "Usage",
     "TextDelta",
+    "ReasoningDelta",
     "ToolCallStarted",
     "ToolCallArgumentsDelta",
     "ToolCallCompleted",

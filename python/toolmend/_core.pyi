@@ -180,6 +180,12 @@ def loads_many(
     """`loads` of every text: valid texts parsed by orjson, the others mended on `threads` threads
     with the GIL released, then built into objects under the GIL. `errors="raise"` raises the first
     failure's ParseError (as a loop would); `errors="return"` puts the ParseError in its place."""
+def _delta_text(delta: Any) -> tuple[str, str]:
+    """The text and the reasoning of a streamed delta or message (content as text or parts)."""
+
+def _json_text(value: Any) -> str:
+    """orjson.dumps(value) as text; integers past 64 bits and deep values written exactly."""
+
 def cache_clear() -> None:
     """Empties jiter's bounded cache of Python key strings."""
 
@@ -429,8 +435,17 @@ class ParseResult:
     value and pickles."""
 
     def __init__(
-        self, calls: list[ToolCall] = ..., errors: list[ToolCallError] = ..., text: str = "", quoted: int = 0
+        self,
+        calls: list[ToolCall] = ...,
+        errors: list[ToolCallError] = ...,
+        text: str = "",
+        quoted: int = 0,
+        reasoning: str = "",
     ) -> None: ...
+    @property
+    def reasoning(self) -> str:
+        """The model's reasoning (reasoning fields, think blocks): never in `text`, never a source of
+        calls."""
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
@@ -568,6 +583,17 @@ class ToolCallAccumulator:
         """The arguments so far (a live view, read-only: it becomes the call's arguments when whole)."""
 
 @final
+class Reasoning:
+    """Reasoning out of streamed text: never text, never a call. With `was_text`, a lone reasoning
+    closer came: `text` is everything before it as written, and the text handed out so far was part of
+    it."""
+
+    def __init__(self, text: str, was_text: bool = False) -> None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def was_text(self) -> bool: ...
+
 class TextCallParser:
     """Tool calls out of text that arrives token by token."""
 
@@ -583,9 +609,10 @@ class TextCallParser:
         formats: bool | str | Collection[str] | None = None,
     ) -> None:
         """`formats` chooses the formats read, like parse_response's `text_calls` (None: "default")."""
-    def feed(self, token: str) -> list[str | ToolCall | ToolCallError]:
-        """One more token; returns text (str) and calls (ToolCall, or ToolCallError) in order."""
-    def flush(self, finish_reason: str | None = None) -> list[str | ToolCall | ToolCallError]:
+    def feed(self, token: str) -> list[str | ToolCall | ToolCallError | Reasoning]:
+        """One more token; returns text (str), reasoning (Reasoning) and calls (ToolCall, or
+        ToolCallError) in order."""
+    def flush(self, finish_reason: str | None = None) -> list[str | ToolCall | ToolCallError | Reasoning]:
         """The end of the text: what is held back, a block still open read as it is.
 
         ``finish_reason``: why the reply ended; at the token limit ("length", "max_tokens") the last call is cut off

@@ -239,10 +239,16 @@ class ToolCallError:
         return _repr(self, "code", "message", "tool_name", "position", "index")
 
 
-@_record(_core.ParseResult, ("calls", "errors", "text", "quoted"))
+@_record(_core.ParseResult, ("calls", "errors", "text", "quoted", "reasoning"))
 class ParseResult:
     def __repr__(self) -> str:
-        return _repr(self, "ok", "calls", "errors", "text")
+        return _repr(self, "ok", "calls", "errors", "text", "reasoning")
+
+
+@_record(_core.Reasoning, ("text", "was_text"))
+class Reasoning:
+    def __repr__(self) -> str:
+        return _repr(self, "text", "was_text")
 
 
 # --- streams -----------------------------------------------------------------------------------------------

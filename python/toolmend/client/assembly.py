@@ -13,8 +13,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from toolmend._core import TextCallParser, ToolCall, ToolCallAccumulator
-from toolmend.client.events import TextDelta, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallFailed, ToolCallStarted
+from toolmend._core import Reasoning, TextCallParser, ToolCall, ToolCallAccumulator
+from toolmend.client.events import (
+    ReasoningDelta,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallFailed,
+    ToolCallStarted,
+)
 from toolmend.client.reflection import FailedCall
 from toolmend.response import parse_response
 from toolmend._states import Code
@@ -41,11 +48,12 @@ class Assembly:
 
     @property
     def text(self) -> str:
-        return "".join(self.text_parts)
+        # As parse_response gives a whole reply's text: without the space around it.
+        return "".join(self.text_parts).strip()
 
     @property
     def thinking(self) -> str:
-        return "".join(self.thinking_parts)
+        return "".join(self.thinking_parts).strip()
 
     # ---- a reply read whole ----------------------------------------------------------------------------
 
@@ -56,6 +64,8 @@ class Assembly:
             self._call(call, wire=call.source == "tool_calls")
         if result.text:
             self.text_parts.append(result.text)
+        if result.reasoning:
+            self.thinking_parts.append(result.reasoning)
 
     # ---- a streamed reply ------------------------------------------------------------------------------
 
@@ -64,6 +74,12 @@ class Assembly:
         if self._parser is None:
             self._parser = TextCallParser(self.registry, **self.limits)
         return [self._item(item) for item in self._parser.feed(piece) if item != ""]
+
+    def reasoning_piece(self, piece: str) -> ReasoningDelta:
+        """Reasoning from a field of the stream (Ollama's ``thinking``, ``reasoning_content`` elsewhere): kept,
+        never searched for calls."""
+        self.thinking_parts.append(piece)
+        return ReasoningDelta(piece)
 
     def chunk(self, chunk: Any) -> list[Any]:
         """A line or chunk with tool-call fragments (or the end of the turn) for the accumulator."""
@@ -98,10 +114,6 @@ class Assembly:
         self._acc = None
         self._parser = None
 
-    def thinking_piece(self, piece: str) -> None:
-        """Reasoning text (Ollama's ``thinking``, ``reasoning_content`` elsewhere): kept, never searched for calls."""
-        self.thinking_parts.append(piece)
-
     # ---- the checks ------------------------------------------------------------------------------------
 
     def _item(self, item: Any) -> Any:
@@ -110,6 +122,12 @@ class Assembly:
             return TextDelta(item)
         if isinstance(item, ToolCall):
             return self._call(item, wire=False)
+        if isinstance(item, Reasoning):
+            if item.was_text:
+                # The reply began inside a reasoning block: the text so far was reasoning.
+                self.text_parts.clear()
+            self.thinking_parts.append(item.text)
+            return ReasoningDelta(item.text, item.was_text)
         self.errors.append(item)
         return ToolCallFailed(item.index, item)
 

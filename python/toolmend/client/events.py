@@ -24,6 +24,8 @@ class ChatResult:
     repairs: tuple[Any, ...] = field(default=())
     #: Why the last reply ended, as the server said it ("stop", "length", "tool_calls", ...; None if it did not).
     finish_reason: str | None = None
+    #: The model's reasoning in the last reply (reasoning fields, think blocks): never in ``text``, never calls.
+    reasoning: str = ""
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,16 @@ class TextDelta:
     """Text of the reply, as it arrives (calls written in the text are taken out)."""
 
     text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """Reasoning, as it arrives: a reasoning field of the stream, or a think block in the text. With
+    ``was_text``, a lone reasoning closer came (the reply began inside the block): ``text`` is all that
+    came before it, and the text shown so far was reasoning, not the answer."""
+
+    text: str
+    was_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,4 +89,4 @@ class Done:
 
 
 #: What chat_stream yields (not toolmend.StreamEvent, which is the accumulator's).
-ChatEvent = Union[TextDelta, ToolCallStarted, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallFailed, Done]
+ChatEvent = Union[TextDelta, ReasoningDelta, ToolCallStarted, ToolCallArgumentsDelta, ToolCallCompleted, ToolCallFailed, Done]

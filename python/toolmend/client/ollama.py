@@ -17,7 +17,7 @@ from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 
 import httpx
 
-from toolmend._core import ToolCall
+from toolmend._core import ToolCall, _delta_text
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, json_or_none, lines
@@ -122,12 +122,11 @@ class OllamaClient(Engine):
         reply.finish_reason = data.get("done_reason")
         message = data.get("message")
         if isinstance(message, dict):
-            if message.get("thinking"):
-                reply.assembly.thinking_piece(message["thinking"])
             for i, call in enumerate(message.get("tool_calls") or ()):
                 if isinstance(call, dict) and call.get("id"):
                     reply.assembly.ids[i] = call["id"]
-        reply.assembly.whole(data, reply.finish_reason)
+        # The body as read: the core parses it itself, integers past 64 bits exactly (orjson makes them floats).
+        reply.assembly.whole(reply.body, reply.finish_reason)
 
     async def _read_stream(self, response: httpx.Response, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
         cfg = self.config
@@ -145,12 +144,14 @@ class OllamaClient(Engine):
                 message = chunk.get("message")
                 events: list[Any] = []
                 if isinstance(message, dict):
-                    if message.get("thinking"):
-                        asm.thinking_piece(message["thinking"])
-                    if message.get("content"):
-                        events += asm.text_piece(message["content"])
+                    text, reasoning = _delta_text(message)
+                    if reasoning:
+                        events.append(asm.reasoning_piece(reasoning))
+                    if text:
+                        events += asm.text_piece(text)
                     if message.get("tool_calls"):
-                        events += asm.chunk(chunk)
+                        # The line as sent: the core reads it exactly (orjson makes integers past 64 bits floats).
+                        events += asm.chunk(line + b"\n")
                 done = bool(chunk.get("done"))
                 if done:
                     reply.usage = usage(chunk)

@@ -20,7 +20,7 @@ from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 import httpx
 import orjson
 
-from toolmend._core import ToolCall
+from toolmend._core import ToolCall, _delta_text, _json_text
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, json_or_none, lines
@@ -129,13 +129,11 @@ class OpenAICompatibleClient(Engine):
         reply.finish_reason = choice.get("finish_reason")
         message = choice.get("message")
         if isinstance(message, dict):
-            reasoning = message.get("reasoning_content") or message.get("reasoning")
-            if isinstance(reasoning, str):
-                reply.assembly.thinking_piece(reasoning)
             for i, call in enumerate(message.get("tool_calls") or ()):
                 if isinstance(call, dict) and call.get("id"):
                     reply.assembly.ids[i] = call["id"]
-        reply.assembly.whole(data, reply.finish_reason)
+        # The body as read: the core parses it itself, integers past 64 bits exactly (orjson makes them floats).
+        reply.assembly.whole(reply.body, reply.finish_reason)
 
     async def _read_stream(self, response: httpx.Response, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
         cfg = self.config
@@ -169,11 +167,11 @@ class OpenAICompatibleClient(Engine):
                 delta = choice.get("delta")
                 events: list[Any] = []
                 if isinstance(delta, dict):
-                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                    if isinstance(reasoning, str) and reasoning:
-                        asm.thinking_piece(reasoning)
-                    if delta.get("content"):
-                        events += asm.text_piece(delta["content"])
+                    text, reasoning = _delta_text(delta)
+                    if reasoning:
+                        events.append(asm.reasoning_piece(reasoning))
+                    if text:
+                        events += asm.text_piece(text)
                     if delta.get("tool_calls"):
                         # Without finish_reason: the end of the reply is read by asm.end, which checks for a cut.
                         events += asm.chunk({"tool_calls": delta["tool_calls"]})
@@ -189,7 +187,7 @@ class OpenAICompatibleClient(Engine):
             reply.failure = "the stream ended before its last event (finish_reason or [DONE])"
 
     def _wire_call(self, call: ToolCall) -> dict[str, Any]:
-        arguments = orjson.dumps(call.arguments).decode()
+        arguments = _json_text(call.arguments)  # integers past 64 bits exactly
         return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}}
 
     def _result_message(self, text: str, calls: list[ToolCall], thinking: str) -> dict[str, Any]:

@@ -235,7 +235,8 @@ class Outcomes:
         message = self._result_message(text, calls, reply.assembly.thinking)
         repairs = tuple(r for c in calls for r in c.repairs)
         return ChatResult(
-            message, tuple(calls), text, turn.usage, tuple(turn.attempts), turn.correlation_id, seconds, repairs, reply.finish_reason
+            message, tuple(calls), text, turn.usage, tuple(turn.attempts), turn.correlation_id, seconds, repairs,
+            reply.finish_reason, reply.assembly.thinking,
         )
 
     def _failed(self, turn: Turn, error: ToolmendError) -> None:

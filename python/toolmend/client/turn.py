@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 import orjson
 
+from toolmend import _core
 from toolmend._core import ToolCall
 from toolmend.client.ledger import Attempt, Usage
 
@@ -52,18 +53,22 @@ class Turn:
         return time.monotonic() - self.started
 
     def text(self, last: str = "") -> str:
-        return "".join(self.texts) + last
+        """The text of every attempt, each trimmed as parse_response trims a reply's, one per line."""
+        return "\n".join(t for t in (*self.texts, last) if t)
 
 
 def merge(kept: Sequence[ToolCall], new: Sequence[ToolCall]) -> list[ToolCall]:
-    """Calls kept from earlier attempts, then new ones that are not repeats of them."""
-    if not kept and len(new) < 2:
+    """Calls kept from earlier attempts, then new ones that are not repeats of them. Calls of one reply are
+    all kept, repeats included, as parse_response keeps them: the model asked for each."""
+    if not kept:
         return list(new)  # nothing to compare (the common case: a first reply whose calls passed)
-    out = list(kept)
-    seen = {(c.name, orjson.dumps(c.arguments, option=orjson.OPT_SORT_KEYS)) for c in out}
-    for call in new:
-        key = (call.name, orjson.dumps(call.arguments, option=orjson.OPT_SORT_KEYS))
-        if key not in seen:
-            seen.add(key)
-            out.append(call)
-    return out
+    seen = {_key(c) for c in kept}
+    return [*kept, *(call for call in new if _key(call) not in seen)]
+
+
+def _key(call: ToolCall) -> tuple[str, str]:
+    """A call's name and arguments, equal for equal calls (keys sorted; integers of any size exact)."""
+    try:
+        return call.name, orjson.dumps(call.arguments, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # an integer past 64 bits: orjson cannot write it
+        return call.name, _core._json_text(call.arguments)

@@ -241,6 +241,9 @@ pub struct Accumulator {
     calls: Vec<Call>,
     /// (index, id) -> slot of the newest call at that index.
     by_index: BTreeMap<usize, usize>,
+    /// Slots of calls that may still be open, in order: a new call looks only at these for
+    /// earlier calls it completes (so many calls in one stream cost linear time).
+    maybe_open: Vec<usize>,
 }
 
 impl Accumulator {
@@ -249,13 +252,29 @@ impl Accumulator {
             limits,
             calls: Vec::new(),
             by_index: BTreeMap::new(),
+            maybe_open: Vec::new(),
         }
     }
 
     /// Adds one fragment and returns what it caused.
-    pub fn feed(&mut self, delta: Delta) -> Vec<Event> {
+    pub fn feed(&mut self, mut delta: Delta) -> Vec<Event> {
+        // DeepSeek and DashScope send `"id": ""` on every delta after a call's first: the
+        // index ties them, and an empty id says nothing.
+        if delta.id.as_deref() == Some("") {
+            delta.id = None;
+        }
         let mut events = Vec::new();
         let slot = self.slot_for(&delta, &mut events);
+        // A name some proxies send again, whole, in every delta of a call is no new piece of it
+        // (nor a late fragment of a call already complete).
+        let known = &self.calls[slot].name;
+        if delta
+            .name
+            .as_ref()
+            .is_some_and(|n| n.is_empty() || (!known.is_empty() && n == known))
+        {
+            delta.name = None;
+        }
         let has_text =
             delta.name.is_some() || delta.arguments.as_deref().is_some_and(|a| !a.is_empty());
         if has_text {
@@ -268,7 +287,7 @@ impl Accumulator {
         if call.state == State::Failed {
             return events;
         }
-        if let Some(name) = delta.name.filter(|n| !n.is_empty()) {
+        if let Some(name) = delta.name {
             call.name.push_str(&name);
             events.push(Event::NameGrew {
                 slot,
@@ -374,14 +393,17 @@ impl Accumulator {
                 return slot;
             }
         }
-        for call_slot in 0..self.calls.len() {
-            let call = &mut self.calls[call_slot];
+        let calls = &mut self.calls;
+        self.maybe_open.retain(|&call_slot| {
+            let call = &mut calls[call_slot];
             if call.state == State::Open && call.scan.is_whole() && call.index <= delta.index {
                 call.state = State::Complete;
                 events.push(Event::Completed { slot: call_slot });
             }
-        }
+            call.state == State::Open
+        });
         let slot = self.calls.len();
+        self.maybe_open.push(slot);
         self.calls.push(Call {
             index: delta.index,
             id: delta.id.clone(),
@@ -703,6 +725,49 @@ mod tests {
         let b = rest[0].as_ref().unwrap();
         assert_eq!((b.name.as_str(), b.arguments.as_str()), ("b", "{}"));
         assert!(!b.repairs.is_empty());
+    }
+
+    #[test]
+    fn empty_ids_and_names_repeated_whole_belong_to_the_call_at_their_index() {
+        // DeepSeek / DashScope: `"id": ""` after the first delta; proxies: the whole name again.
+        let mut acc = Accumulator::new(Limits::default());
+        let piece = |id: &str, name: &str, arguments: &str| Delta {
+            index: 0,
+            id: Some(id.into()),
+            name: Some(name.into()),
+            arguments: Some(arguments.into()),
+            complete: false,
+        };
+        acc.feed(piece("call_1", "get_weather", ""));
+        acc.feed(piece("", "", "{\"city\": "));
+        acc.feed(piece("", "get_weather", "\"Paris\"}"));
+        let calls = acc.finish();
+        assert_eq!(calls.len(), 1);
+        let call = calls[0].as_ref().unwrap();
+        assert_eq!(
+            (call.id.as_deref(), call.name.as_str(), call.arguments.as_str()),
+            (Some("call_1"), "get_weather", "{\"city\": \"Paris\"}")
+        );
+        // A name streamed in pieces is still joined.
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("get_"), None, false));
+        acc.feed(delta(0, Some("weather"), Some("{}"), false));
+        assert_eq!(names(&acc.finish()), ["get_weather"]);
+    }
+
+    #[test]
+    fn many_calls_complete_in_linear_time() {
+        // Each new index completes the whole calls before it; only the open ones are looked at.
+        let mut acc = Accumulator::new(Limits::default());
+        let mut completed = 0;
+        for i in 0..20_000 {
+            for e in acc.feed(delta(i, Some("f"), Some("{}"), false)) {
+                completed += usize::from(matches!(e, Event::Completed { .. }));
+            }
+            assert!(acc.maybe_open.len() <= 1);
+        }
+        assert_eq!(completed, 19_999);
+        assert_eq!(acc.finish().len(), 20_000);
     }
 
     #[test]

@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use toolmend_core::extract::Formats;
 use toolmend_core::pipeline::{
-    check_reply, new_call_id, CallSource, CheckedCall, Failure, Host, Pipeline, RejectedCall,
+    check_reply, new_call_id, CallSource, CheckedCall, Failure, Host, MessageText, Pipeline,
+    RejectedCall,
 };
 use toolmend_core::schema::{Registry, Tool, Violation};
 use toolmend_core::walk::Budget;
@@ -246,19 +247,23 @@ pub struct ParseResult {
     /// How many calls stood in the text only quoted (an echoed tool result, inline code, a fence
     /// amid prose): they are left in `text` and never run.
     quoted: usize,
+    /// The model's reasoning: the reply's reasoning fields and think blocks, never in `text`,
+    /// never a source of calls.
+    reasoning: String,
 }
 
 #[pymethods]
 impl ParseResult {
     /// A result built by hand (to test an agent); `ok` is whether `errors` is empty.
     #[new]
-    #[pyo3(signature = (calls=Vec::new(), errors=Vec::new(), text=String::new(), quoted=0))]
+    #[pyo3(signature = (calls=Vec::new(), errors=Vec::new(), text=String::new(), quoted=0, reasoning=String::new()))]
     fn new(
         py: Python<'_>,
         calls: Vec<Py<ToolCall>>,
         errors: Vec<Py<ToolCallError>>,
         text: String,
         quoted: usize,
+        reasoning: String,
     ) -> PyResult<Self> {
         Ok(ParseResult {
             ok: errors.is_empty(),
@@ -266,6 +271,7 @@ impl ParseResult {
             errors: PyTuple::new(py, errors)?.unbind(),
             text,
             quoted,
+            reasoning,
         })
     }
 }
@@ -275,7 +281,7 @@ impl ParseResult {
     pub(crate) fn from_pipeline(
         py: Python<'_>,
         pipeline: Pipeline<'_, PyHost<'_, '_>>,
-        text: String,
+        said: MessageText,
     ) -> PyResult<Py<Self>> {
         let quoted = pipeline.quoted;
         let calls = all_untracked(
@@ -295,9 +301,10 @@ impl ParseResult {
         let result = ParseResult {
             calls: PyTuple::new(py, calls)?.unbind(),
             errors: PyTuple::new(py, errors)?.unbind(),
-            text,
+            text: said.text,
             ok,
             quoted,
+            reasoning: said.reasoning,
         };
         untracked(py, result)
     }
@@ -323,8 +330,8 @@ pub fn parse_response<'py>(
     let host = PyHost::new(py, registry.as_deref());
     let mut pipeline = Pipeline::new(&host, limits, repair).allow_truncated(allow_truncated);
     let reply = read_reply(py, body, &limits)?;
-    let text = check_reply(&mut pipeline, reply, formats)?;
-    ParseResult::from_pipeline(py, pipeline, text)
+    let said = check_reply(&mut pipeline, reply, formats)?;
+    ParseResult::from_pipeline(py, pipeline, said)
 }
 
 pub(crate) struct PyHost<'a, 'py> {

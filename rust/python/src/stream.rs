@@ -340,7 +340,7 @@ impl ToolCallAccumulator {
                 .whole_object(&PyBuilder(py), call)
                 .map(|v| Obj(v.into_bound(py)))
         })?;
-        ParseResult::from_pipeline(py, pipeline, String::new())
+        ParseResult::from_pipeline(py, pipeline, Default::default())
     }
 }
 
@@ -429,6 +429,8 @@ impl TextCallParser {
             .map(|item| {
                 Ok(match item {
                     TextItem::Text(text) => PyString::new(py, &text).into_any().unbind(),
+                    TextItem::Reasoning(text) => Reasoning::item(py, text, false)?,
+                    TextItem::TextWasReasoning(text) => Reasoning::item(py, text, true)?,
                     TextItem::Call(call) => {
                         untracked(py, ToolCall::from_checked(py, call))?.into_any()
                     }
@@ -438,5 +440,29 @@ impl TextCallParser {
                 })
             })
             .collect()
+    }
+}
+
+/// Reasoning out of streamed text: a think block's body, never text, never a call. With
+/// `was_text`, a lone reasoning closer came: `text` is everything before it, as written, and the
+/// text handed out so far was part of it (it belongs to the reasoning, not the answer).
+#[pyclass(module = "toolmend", frozen, get_all)]
+pub struct Reasoning {
+    text: String,
+    was_text: bool,
+}
+
+#[pymethods]
+impl Reasoning {
+    #[new]
+    #[pyo3(signature = (text, was_text=false))]
+    fn py_new(text: String, was_text: bool) -> Self {
+        Reasoning { text, was_text }
+    }
+}
+
+impl Reasoning {
+    fn item(py: Python<'_>, text: String, was_text: bool) -> PyResult<Py<PyAny>> {
+        Ok(untracked(py, Reasoning { text, was_text })?.into_any())
     }
 }

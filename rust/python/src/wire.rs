@@ -47,6 +47,11 @@ fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
         Key::Text => intern!(py, "text"),
         Key::ToolCalls => intern!(py, "tool_calls"),
         Key::Type => intern!(py, "type"),
+        Key::Reasoning => intern!(py, "reasoning"),
+        Key::ReasoningContent => intern!(py, "reasoning_content"),
+        Key::Thinking => intern!(py, "thinking"),
+        Key::Summary => intern!(py, "summary"),
+        Key::Detail => intern!(py, "detail"),
     }
 }
 
@@ -164,7 +169,12 @@ impl<'py> Parser for PyParser<'py> {
 
     fn parse(&self, json: &[u8]) -> PyResult<Option<Obj<'py>>> {
         let text = PyBytes::new(self.0, json);
-        Ok(strict_objects(self.0, text.as_any(), LOADS_MAX_DEPTH)?.map(Obj))
+        if let Some(value) = strict_objects(self.0, text.as_any(), LOADS_MAX_DEPTH)? {
+            return Ok(Some(Obj(value)));
+        }
+        // orjson refused the text, or its objects do not stand for it (an integer past 64 bits
+        // made a float, or nesting past the limit): jiter builds it exactly, or refuses it too.
+        Ok(python_objects(self.0, json).ok().map(Obj))
     }
 
     fn build(&self, json: &[u8]) -> Option<Obj<'py>> {
@@ -242,4 +252,34 @@ pub(crate) fn read_reply<'py>(
     }
     let bytes = input_bytes(&body)?;
     read_unparsed_reply(&PyParser(py), &bytes, limits)
+}
+
+/// The text and the reasoning of a streamed delta or message (see
+/// `toolmend_core::wire::delta_text`): ("", "") for a value that holds neither, and text that
+/// Python cannot give (a lone surrogate) is replaced rather than raised.
+#[pyfunction(name = "_delta_text")]
+pub fn delta_text(delta: &Bound<'_, PyAny>) -> (String, String) {
+    match toolmend_core::wire::delta_text(&Obj(delta.clone())) {
+        Ok(parts) => parts,
+        Err(_) => {
+            let py = delta.py();
+            let lossy = |key: &str| -> String {
+                delta
+                    .get_item(key)
+                    .ok()
+                    .filter(|v| v.is_instance_of::<PyString>())
+                    .and_then(|v| {
+                        v.call_method1(intern!(py, "encode"), ("utf-8", "replace"))
+                            .and_then(|b| b.call_method1(intern!(py, "decode"), ("utf-8",)))
+                            .and_then(|s| s.extract::<String>())
+                            .ok()
+                    })
+                    .unwrap_or_default()
+            };
+            (
+                lossy("content"),
+                lossy("thinking") + &lossy("reasoning_content") + &lossy("reasoning"),
+            )
+        }
+    }
 }

@@ -64,6 +64,11 @@ pub(super) enum Kind {
     Text,
     /// A section marker with no call of its own: dropped.
     Strip,
+    /// Reasoning: a think block's body (its markers are `Strip`). Never text, never calls.
+    Reasoning,
+    /// A reasoning block's closer with no opener before it: everything before it was
+    /// reasoning, the text and the calls it gave included.
+    ReasoningEnd,
     /// A call block: its format and its body, the marker and closer around it. A quoted
     /// block is text: its calls are only counted.
     Block {
@@ -202,6 +207,8 @@ pub(super) struct Engine {
     line: Line,
     seen_prose: bool,
     fence: Option<Candidacy>,
+    /// A reasoning block was opened or closed: a closer after this is no lone closer.
+    pub reasoning_seen: bool,
     markers: MarkerCache,
     /// Call markers seen in quoted text.
     pub quoted: usize,
@@ -224,6 +231,7 @@ impl Engine {
             line: Line::Start(0),
             seen_prose: false,
             fence: None,
+            reasoning_seen: false,
             markers: MarkerCache::default(),
             quoted: 0,
             steps: 0,
@@ -425,7 +433,7 @@ impl Engine {
                 },
                 ..seg
             },
-            Kind::Text => Seg {
+            Kind::Text | Kind::Reasoning => Seg {
                 kind: Kind::Text,
                 ..seg
             },
@@ -595,10 +603,39 @@ impl Engine {
                 self.pos = e;
             }
             Body::Quote { think } => {
+                if think {
+                    // The markers go; the body is reasoning.
+                    self.reasoning_seen = true;
+                    let how = self.quoted_how(false);
+                    self.put(cx, Kind::Strip, s, e, how, out);
+                    self.pos = e;
+                }
                 self.mode = Mode::Quote {
                     close: format.close[0].as_bytes(),
                     think,
                 }
+            }
+            Body::ReasoningEnd => {
+                let lone = !self.reasoning_seen && !self.in_fence();
+                self.reasoning_seen = true;
+                if lone {
+                    // What came before was reasoning, fences held as a possible reply too.
+                    if let Some(c) = self.fence.take() {
+                        out.extend(c.held.into_iter().map(|(s, _)| as_text(s)));
+                    }
+                    self.seen_prose = false;
+                }
+                let kind = if lone {
+                    Kind::ReasoningEnd
+                } else {
+                    Kind::Strip
+                };
+                let how = How {
+                    fenced: self.in_fence(),
+                    ..ASIDE
+                };
+                self.put(cx, kind, s, e, how, out);
+                self.pos = e;
             }
             _ => {
                 let fenced = self.in_fence();
@@ -693,6 +730,11 @@ impl Engine {
     /// Sends out quoted text from `pos` up to `limit`, keeping back an end that may start a
     /// call marker (so that markers are counted however the text is split).
     fn put_quoted(&mut self, cx: &Cx, limit: usize, how: How, out: &mut Vec<Seg>) {
+        self.put_quoted_as(cx, Kind::Text, limit, how, out);
+    }
+
+    /// `put_quoted`, the stretches of `kind` (reasoning is quoted too).
+    fn put_quoted_as(&mut self, cx: &Cx, kind: Kind, limit: usize, how: How, out: &mut Vec<Seg>) {
         let p = self.pos;
         let limit = if cx.at_end {
             limit
@@ -712,7 +754,7 @@ impl Engine {
             limit
         };
         if limit > p {
-            self.put(cx, Kind::Text, p, limit, how, out);
+            self.put(cx, kind, p, limit, how, out);
             self.pos = limit;
         }
     }
@@ -728,22 +770,28 @@ impl Engine {
     fn quote(&mut self, cx: &Cx, close: &'static [u8], think: bool, out: &mut Vec<Seg>) -> bool {
         let p = self.pos;
         let how = self.quoted_how(!think);
+        let body = if think { Kind::Reasoning } else { Kind::Text };
         match memmem::find(&cx.b[p - cx.base..], close) {
             Some(i) => {
                 let e = p + i + close.len();
-                self.put(cx, Kind::Text, p, e, how, out);
+                if think {
+                    self.put(cx, body, p, e - close.len(), how, out);
+                    self.put(cx, Kind::Strip, e - close.len(), e, how, out);
+                } else {
+                    self.put(cx, body, p, e, how, out);
+                }
                 self.pos = e;
                 self.mode = Mode::Prose;
                 true
             }
             None if cx.at_end => {
-                self.put_quoted(cx, cx.end(), how, out);
+                self.put_quoted_as(cx, body, cx.end(), how, out);
                 self.mode = Mode::Prose;
                 true
             }
             None => {
                 let held = formats::prefix_len(&cx.b[p - cx.base..], close);
-                self.put_quoted(cx, cx.end() - held, how, out);
+                self.put_quoted_as(cx, body, cx.end() - held, how, out);
                 false
             }
         }

@@ -35,10 +35,16 @@ pub(super) enum Body {
     Arrow,
     /// A marker with no call of its own (section begin/end): removed from the text.
     Strip,
-    /// Text that only quotes: thinking, or a tool's result echoed back. Kept as text up to its
-    /// closing marker, and nothing inside it is a call. Thinking is not part of the answer, so
-    /// it does not stop a fenced call from being the whole reply; an echoed result does.
+    /// Text that only quotes: reasoning (`think`), or a tool's result echoed back. Nothing
+    /// inside it is a call. An echoed result is kept as text up to its closing marker;
+    /// reasoning goes out as reasoning, never text, its markers dropped. Reasoning is not part
+    /// of the answer, so it does not stop a fenced call from being the whole reply; an echoed
+    /// result does.
     Quote { think: bool },
+    /// A reasoning block's closer met with no opener before it: the reply began inside the
+    /// block (the chat template opened it in the prompt), so everything before it was
+    /// reasoning. After an opener or a first closer, a closer is only dropped.
+    ReasoningEnd,
 }
 
 pub(super) struct Format {
@@ -70,6 +76,7 @@ const fn format(
 
 const MARKED: Body = Body::Calls(Context::Marked);
 const QUOTE: Body = Body::Quote { think: false };
+const THINK: Body = Body::Quote { think: true };
 const DEEPSEEK_END: &[&str] = &["<｜tool▁call▁end｜>", "<|tool▁call▁end|>"];
 
 /// The marker of a fence whose language says it holds a call, and of one that holds JSON.
@@ -170,12 +177,29 @@ pub(super) static FORMATS: &[Format] = &[
         &["<|python_end|>"],
         Body::Pythonic,
     ),
+    // Reasoning blocks (research/reasoning_and_provider_quirks.md): DeepSeek-R1, Qwen3 and QwQ
+    // `<think>`; Magistral `[THINK]`; Claude-style prompts `<thinking>`; Kimi `◁think▷`;
+    // Seed-OSS `<seed:think>`; gpt-oss' analysis channel.
+    format("think", "<think>", &["</think>"], THINK),
+    format("think", "[THINK]", &["[/THINK]"], THINK),
+    format("think", "<thinking>", &["</thinking>"], THINK),
+    format("think", "◁think▷", &["◁/think▷"], THINK),
+    format("think", "<seed:think>", &["</seed:think>"], THINK),
     format(
         "think",
-        "<think>",
-        &["</think>"],
-        Body::Quote { think: true },
+        "<|channel|>analysis<|message|>",
+        &["<|end|>"],
+        THINK,
     ),
+    format("think", "</think>", &[], Body::ReasoningEnd),
+    format("think", "[/THINK]", &[], Body::ReasoningEnd),
+    format("think", "</thinking>", &[], Body::ReasoningEnd),
+    format("think", "◁/think▷", &[], Body::ReasoningEnd),
+    format("think", "</seed:think>", &[], Body::ReasoningEnd),
+    // gpt-oss' answer channel and message frame: markers around the answer, not text.
+    format("gpt_oss", "<|channel|>final<|message|>", &[], Body::Strip),
+    format("gpt_oss", "<|start|>assistant", &[], Body::Strip),
+    format("gpt_oss", "<|return|>", &[], Body::Strip),
     // A tool's result as each format writes it back into the conversation: a model that
     // echoes one quotes the calls in it, it does not make them.
     format("hermes", "<tool_response>", &["</tool_response>"], QUOTE),
@@ -315,12 +339,19 @@ impl Format {
     fn promises_a_call(&self) -> bool {
         !matches!(
             self.body,
-            Body::Strip | Body::Quote { .. } | Body::Calls(Context::Prose) | Body::Arrow
+            Body::Strip
+                | Body::Quote { .. }
+                | Body::ReasoningEnd
+                | Body::Calls(Context::Prose)
+                | Body::Arrow
         )
     }
 
     pub(super) fn opens_a_call(&self) -> bool {
-        !matches!(self.body, Body::Strip | Body::Quote { .. })
+        !matches!(
+            self.body,
+            Body::Strip | Body::Quote { .. } | Body::ReasoningEnd
+        )
     }
 }
 
@@ -546,7 +577,7 @@ fn read_body(
         }
     };
     let calls = match fmt.body {
-        Body::Strip | Body::Quote { .. } => return None, // read by the scan
+        Body::Strip | Body::Quote { .. } | Body::ReasoningEnd => return None, // read by the scan
         Body::Calls(context) => {
             let lead = body.trim_start();
             if lead.starts_with("<function=") {

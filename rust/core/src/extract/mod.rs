@@ -63,6 +63,9 @@ pub struct FoundCall {
 pub struct TextCalls {
     pub calls: Vec<FoundCall>,
     pub text: String,
+    /// The model's reasoning written in the text (`<think>` blocks and their kin, or all that
+    /// came before a lone closer), markers dropped: never text, never a source of calls.
+    pub reasoning: String,
     /// Calls that stood where the model only quotes (see `QUOTING`), left in the text: the
     /// calls a quoted fence or block would have made, and the call markers in other quoted text.
     pub quoted: usize,
@@ -78,6 +81,19 @@ pub fn check_name(name: &str) -> Result<(), (ErrorCode, String)> {
 /// section markers.
 pub fn markers() -> impl Iterator<Item = &'static str> {
     formats::FORMATS.iter().map(|f| f.open)
+}
+
+/// The markers that open or close reasoning.
+pub fn reasoning_markers() -> impl Iterator<Item = &'static str> {
+    formats::FORMATS
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.body,
+                formats::Body::Quote { think: true } | formats::Body::ReasoningEnd
+            )
+        })
+        .map(|f| f.open)
 }
 
 /// Finds the tool calls written in `content`. `is_tool` (when given) decides whether a JSON
@@ -113,7 +129,7 @@ pub fn text_calls_in(
             ..TextCalls::default()
         },
         timed_out: false,
-        alone_ok: prose_stretches(&segs) <= 1,
+        alone_ok: prose_stretches(after_reasoning(&segs)) <= 1,
         formats,
     };
     let mut prose_from = None;
@@ -134,7 +150,20 @@ pub fn text_calls_in(
     if text.len() != out.result.text.len() {
         out.result.text = text.to_string();
     }
+    let reasoning = out.result.reasoning.trim();
+    if reasoning.len() != out.result.reasoning.len() {
+        out.result.reasoning = reasoning.to_string();
+    }
     out.result
+}
+
+/// The stretches after a lone reasoning closer (all of them when there is none): what came
+/// before it was reasoning, not the answer.
+fn after_reasoning(segs: &[Seg]) -> &[Seg] {
+    match segs.iter().rposition(|s| s.kind == Kind::ReasoningEnd) {
+        Some(i) => &segs[i + 1..],
+        None => segs,
+    }
 }
 
 /// How many stretches of prose (quoted prose included) hold more than whitespace: a pythonic
@@ -227,6 +256,19 @@ impl Output<'_> {
         match seg.kind {
             Kind::Prose | Kind::Text => self.result.text.push_str(text),
             Kind::Strip => {}
+            Kind::Reasoning => self.result.reasoning.push_str(text),
+            Kind::ReasoningEnd => {
+                // All so far was reasoning, as written: its text, and the calls it seemed to
+                // make (no reasoning block came before a lone closer).
+                self.result.text.clear();
+                self.result.reasoning = self.content[..seg.start].to_string();
+                // Counted as quoted markers are: JSON in bare prose is not counted.
+                let marked = self.result.calls.iter();
+                self.result.quoted += marked
+                    .filter(|c| !matches!(c.format, BARE_JSON | PYTHONIC | ANY_JSON))
+                    .count();
+                self.result.calls.clear();
+            }
             Kind::Timeout => self.time_out(seg.start),
             Kind::Block { .. } if self.timed_out || self.clock.expired() => {
                 self.time_out(seg.start);
@@ -338,6 +380,12 @@ impl Output<'_> {
     }
 }
 
+fn flush_text(text: &mut String, events: &mut Vec<TextEvent>) {
+    if !text.is_empty() {
+        events.push(TextEvent::Text(std::mem::take(text)));
+    }
+}
+
 /// How many bytes of an open block `TextCallParser` holds back by default before giving it back
 /// as text.
 pub const DEFAULT_MAX_BUFFER: usize = 50_000;
@@ -347,6 +395,12 @@ pub const DEFAULT_MAX_BUFFER: usize = 50_000;
 pub enum TextEvent {
     Text(String),
     Calls(Vec<FoundCall>),
+    /// The body of a reasoning block: never text, never calls.
+    Reasoning(String),
+    /// A lone reasoning closer came: everything before it (this, as written) was reasoning.
+    /// The text handed out so far was part of it and belongs to the reasoning, not the
+    /// answer; the calls it seemed to make were held back and are dropped.
+    TextWasReasoning(String),
 }
 
 /// Reads tool calls out of text that arrives token by token, by the same pass as `text_calls`
@@ -368,6 +422,17 @@ pub struct TextCallParser {
     /// Calls read from quoted blocks (the engine counts the markers in quoted text).
     quoted_calls: usize,
     formats: Formats,
+    /// Until a reasoning marker settles whether the reply began inside a reasoning block, the
+    /// text as fed (a lone closer makes it reasoning) and the calls found in it, held back.
+    unsettled: Option<Unsettled>,
+}
+
+/// What a stream holds while a lone reasoning closer may still come.
+#[derive(Debug, Default)]
+struct Unsettled {
+    raw: String,
+    /// The blocks of calls, each as it would have gone out.
+    blocks: Vec<Vec<FoundCall>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -386,6 +451,7 @@ impl TextCallParser {
             engine: Engine::new(max_buffer),
             quoted_calls: 0,
             formats: Formats::default(),
+            unsettled: Some(Unsettled::default()),
         }
     }
 
@@ -397,6 +463,9 @@ impl TextCallParser {
 
     pub fn feed(&mut self, token: &str) -> Vec<TextEvent> {
         self.buffer.push_str(token);
+        if let Some(u) = &mut self.unsettled {
+            u.raw.push_str(token);
+        }
         self.run(false)
     }
 
@@ -416,6 +485,7 @@ impl TextCallParser {
         self.base = 0;
         self.engine = Engine::new(self.max_buffer);
         self.quoted_calls = 0;
+        self.unsettled = Some(Unsettled::default());
     }
 
     /// Calls seen where the model only quotes (see `TextCalls::quoted`), since `new` or
@@ -440,6 +510,22 @@ impl TextCallParser {
                     continue;
                 }
                 Kind::Strip => continue,
+                Kind::Reasoning => {
+                    flush_text(&mut text, &mut events);
+                    match events.last_mut() {
+                        Some(TextEvent::Reasoning(r)) => r.push_str(piece),
+                        _ => events.push(TextEvent::Reasoning(piece.to_string())),
+                    }
+                    continue;
+                }
+                Kind::ReasoningEnd => {
+                    flush_text(&mut text, &mut events);
+                    let u = self.unsettled.take().unwrap_or_default();
+                    self.quoted_calls += u.blocks.iter().map(Vec::len).sum::<usize>();
+                    let before = u.raw.get(..seg.start).unwrap_or(&u.raw);
+                    events.push(TextEvent::TextWasReasoning(before.to_string()));
+                    continue;
+                }
                 Kind::Timeout | Kind::Block { .. } if timed_out => {
                     text.push_str(piece);
                     continue;
@@ -483,13 +569,24 @@ impl TextCallParser {
                     }
                 }
             };
-            if !text.is_empty() {
-                events.push(TextEvent::Text(std::mem::take(&mut text)));
+            match &mut self.unsettled {
+                // A timeout is reported at once: nothing after it is read.
+                Some(u) if !timed_out => {
+                    u.blocks.push(calls);
+                    continue;
+                }
+                _ => {}
             }
+            flush_text(&mut text, &mut events);
             events.push(TextEvent::Calls(calls));
         }
-        if !text.is_empty() {
-            events.push(TextEvent::Text(text));
+        flush_text(&mut text, &mut events);
+        // An opener settled it (a closer after it is no lone closer), or the text ended: the
+        // calls held are the reply's.
+        if at_end || self.engine.reasoning_seen {
+            if let Some(u) = self.unsettled.take() {
+                events.extend(u.blocks.into_iter().map(TextEvent::Calls));
+            }
         }
         // Drop what is no longer needed, once it is most of the buffer (amortised: each byte
         // is moved a bounded number of times).

@@ -258,11 +258,15 @@ fn pythonic_lists() {
 }
 
 #[test]
-fn thinking_is_text_and_holds_no_calls() {
+fn thinking_is_reasoning_and_holds_no_calls() {
     let text = "<think>maybe {\"name\": \"x\", \"arguments\": {}}</think>Answer.";
     let found = calls(text);
     assert!(found.calls.is_empty());
-    assert_eq!(found.text, text);
+    assert_eq!(found.text, "Answer.");
+    assert_eq!(
+        found.reasoning,
+        "maybe {\"name\": \"x\", \"arguments\": {}}"
+    );
 }
 
 #[test]
@@ -308,6 +312,8 @@ fn streamed(text: &str) -> (Vec<Named>, String) {
     for event in events {
         match event {
             TextEvent::Text(t) => shown.push_str(&t),
+            TextEvent::Reasoning(_) => {}
+            TextEvent::TextWasReasoning(_) => shown.clear(),
             TextEvent::Calls(found) => {
                 calls.extend(found.into_iter().map(|c| (c.name, c.arguments)))
             }
@@ -379,6 +385,8 @@ fn text_after_a_fenced_value_reads_alike_whole_or_streamed() {
     for event in parser.feed(text).into_iter().chain(parser.flush()) {
         match event {
             TextEvent::Text(t) => whole_text.push_str(&t),
+            TextEvent::Reasoning(_) => {}
+            TextEvent::TextWasReasoning(_) => whole_text.clear(),
             TextEvent::Calls(found) => {
                 whole_calls.extend(found.into_iter().map(|c| (c.name, c.arguments)))
             }
@@ -412,6 +420,8 @@ fn calls_after_an_oversize_block_are_found_whole_or_streamed() {
         for event in events {
             match event {
                 TextEvent::Text(t) => shown.push_str(&t),
+                TextEvent::Reasoning(_) => {}
+                TextEvent::TextWasReasoning(_) => shown.clear(),
                 TextEvent::Calls(found) => names.extend(found.into_iter().map(|c| c.name)),
             }
         }
@@ -454,6 +464,8 @@ fn streamed_in(text: &str, step: usize, max_buffer: usize) -> (Vec<Coded>, Strin
     for event in events {
         match event {
             TextEvent::Text(t) => shown.push_str(&t),
+            TextEvent::Reasoning(_) => {}
+            TextEvent::TextWasReasoning(_) => shown.clear(),
             TextEvent::Calls(found) => calls.extend(
                 found
                     .into_iter()
@@ -683,7 +695,13 @@ fn a_call_that_is_only_quoted_is_text() {
             "{context}: {reply}: {:?}",
             found.calls
         );
-        assert_eq!(found.text, reply.trim(), "{context}: {reply}");
+        // Reasoning is not the answer: it leaves the text for `reasoning`.
+        let (text, reasoning) = match reply.split_once("</think>") {
+            Some((think, rest)) => (rest.trim(), think.trim_start_matches("<think>")),
+            None => (reply.trim(), ""),
+        };
+        assert_eq!(found.text, text, "{context}: {reply}");
+        assert_eq!(found.reasoning, reasoning, "{context}: {reply}");
         assert_eq!(found.quoted, 1, "{context}: {reply}");
         for step in 1..=12 {
             let mut parser = TextCallParser::new(Limits::default(), 1 << 20);
@@ -692,7 +710,7 @@ fn a_call_that_is_only_quoted_is_text() {
                 calls.is_empty(),
                 "{context}, {step}-byte tokens: {reply}: {calls:?}"
             );
-            assert_eq!(shown, reply, "{context}, {step}-byte tokens");
+            assert_eq!(shown.trim(), text, "{context}, {step}-byte tokens");
             assert_eq!(parser.quoted(), 1, "{context}, {step}-byte tokens: {reply}");
         }
     }
@@ -715,6 +733,8 @@ fn read_tokens(parser: &mut TextCallParser, text: &str, step: usize) -> (Vec<Fou
     for event in events {
         match event {
             TextEvent::Text(t) => shown.push_str(&t),
+            TextEvent::Reasoning(_) => {}
+            TextEvent::TextWasReasoning(_) => shown.clear(),
             TextEvent::Calls(found) => calls.extend(found),
         }
     }
@@ -1075,5 +1095,118 @@ fn an_arrow_after_a_word_or_a_tag_end_is_no_marker_however_split() {
             let streamed: Vec<_> = streamed.into_iter().map(|(n, a, _)| (n, a)).collect();
             assert_eq!(streamed, whole, "{content} in {step}-byte pieces");
         }
+    }
+}
+
+// ---- reasoning ----------------------------------------------------------------------------------
+
+/// What a consumer makes of a stream's events: the calls' names, the text and the reasoning.
+fn streamed_parts(text: &str, step: usize) -> (Vec<Option<String>>, String, String) {
+    let mut parser = TextCallParser::new(Limits::default(), 1 << 20);
+    let mut events = Vec::new();
+    let mut from = 0;
+    while from < text.len() {
+        let mut to = (from + step).min(text.len());
+        while !text.is_char_boundary(to) {
+            to += 1;
+        }
+        events.extend(parser.feed(&text[from..to]));
+        from = to;
+    }
+    events.extend(parser.flush());
+    let (mut names, mut shown, mut reasoning) = (Vec::new(), String::new(), String::new());
+    for event in events {
+        match event {
+            TextEvent::Text(t) => shown.push_str(&t),
+            TextEvent::Calls(found) => names.extend(found.into_iter().map(|c| c.name)),
+            TextEvent::Reasoning(r) => reasoning.push_str(&r),
+            TextEvent::TextWasReasoning(r) => {
+                shown.clear();
+                reasoning = r;
+            }
+        }
+    }
+    (
+        names,
+        shown.trim().to_string(),
+        reasoning.trim().to_string(),
+    )
+}
+
+const HERMES_DELETE: &str =
+    "<tool_call>{\"name\": \"delete_file\", \"arguments\": {\"path\": \"/\"}}</tool_call>";
+const HERMES_READ: &str =
+    "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>";
+
+#[test]
+fn reasoning_in_every_form_is_reasoning_and_never_a_call() {
+    let cases = [
+        // Qwen3-Thinking-2507, QwQ, DeepSeek-R1-0528: the template opened the block.
+        format!("I could delete it: {HERMES_DELETE} no.</think>\n\n{HERMES_READ}"),
+        format!("<think>I could delete it: {HERMES_DELETE} no.</think>{HERMES_READ}"),
+        format!("[THINK]I could delete it: {HERMES_DELETE} no.[/THINK]{HERMES_READ}"),
+        format!("<thinking>I could delete it: {HERMES_DELETE} no.</thinking>{HERMES_READ}"),
+        format!("◁think▷I could delete it: {HERMES_DELETE} no.◁/think▷{HERMES_READ}"),
+        format!("<seed:think>I could delete it: {HERMES_DELETE} no.</seed:think>{HERMES_READ}"),
+        format!(
+            "<|start|>assistant<|channel|>analysis<|message|>I could delete it: {HERMES_DELETE} \
+             no.<|end|><|start|>assistant<|channel|>commentary to=functions.read_file \
+             <|constrain|>json<|message|>{{\"path\": \"a\"}}<|call|>"
+        ),
+    ];
+    for reply in &cases {
+        let found = untimed(reply);
+        let names: Vec<_> = found.calls.iter().map(|c| c.name.clone()).collect();
+        assert_eq!(names, [Some("read_file".to_string())], "{reply}");
+        assert!(
+            found.reasoning.starts_with("I could delete it:"),
+            "{reply}: {:?}",
+            found.reasoning
+        );
+        assert!(
+            found.reasoning.ends_with("no."),
+            "{reply}: {:?}",
+            found.reasoning
+        );
+        assert_eq!(found.text, "", "{reply}");
+        assert_eq!(found.quoted, 1, "{reply}");
+        for step in [1, 2, 3, 7, 64, reply.len()] {
+            assert_eq!(
+                streamed_parts(reply, step),
+                (names.clone(), found.text.clone(), found.reasoning.clone()),
+                "{step}-byte tokens: {reply}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_closer_after_a_block_or_an_opener_is_only_dropped() {
+    // After a whole block, a second closer is stray: the text before it stays the answer.
+    let reply = format!("<think>hm</think>Sure. {HERMES_READ}</think> done");
+    let found = untimed(&reply);
+    assert_eq!(found.reasoning, "hm");
+    assert_eq!(found.text, "Sure.  done");
+    assert_eq!(found.calls.len(), 1);
+    assert_eq!(streamed_parts(&reply, 5).0, [Some("read_file".to_string())]);
+    // A block never closed is reasoning to the end.
+    let found = untimed(&format!("<think>still thinking {HERMES_DELETE}"));
+    assert!(found.calls.is_empty());
+    assert_eq!(found.text, "");
+    assert!(found.reasoning.starts_with("still thinking"));
+}
+
+#[test]
+fn a_reply_with_no_reasoning_keeps_its_calls_and_text_streamed() {
+    let reply = format!("Let me look. {HERMES_READ} Then more.");
+    let found = untimed(&reply);
+    assert_eq!((found.calls.len(), found.reasoning.as_str()), (1, ""));
+    for step in [1, 4, 9] {
+        let (names, text, reasoning) = streamed_parts(&reply, step);
+        assert_eq!(names, [Some("read_file".to_string())]);
+        assert_eq!(
+            (text.as_str(), reasoning.as_str()),
+            (found.text.as_str(), "")
+        );
     }
 }

@@ -29,7 +29,9 @@ use crate::schema::{Registry, RegistryError, Tool, Violation};
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{ErrorOf, JsonLike};
 
-pub use reply::{check_message, check_reply, check_stream, check_text_events, TextItem};
+pub use reply::{
+    check_message, check_reply, check_stream, check_text_events, MessageText, TextItem,
+};
 pub use serde_host::SerdeHost;
 
 /// Where a call was found.

@@ -8,13 +8,21 @@ use crate::wire::{call_entry, ErrorOf, Reply, ReplyMessage};
 
 use super::{Arguments, CallSource, Candidate, CheckedCall, Failure, Host, Pipeline, RejectedCall};
 
+/// What a message says besides its calls: its text with the calls cut out, and its reasoning
+/// (the reply's reasoning fields, then the reasoning written in the text).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MessageText {
+    pub text: String,
+    pub reasoning: String,
+}
+
 /// Checks a reply's calls, choice by choice (see [`check_message`]); a provider's error or a
 /// body that is no reply is one error at index 0. Returns the text of the first message.
 pub fn check_reply<H: Host>(
     pipeline: &mut Pipeline<'_, H>,
     reply: Reply<H::Value>,
     formats: Formats,
-) -> Result<String, ErrorOf<H::Value>> {
+) -> Result<MessageText, ErrorOf<H::Value>> {
     let failure = match reply {
         Reply::Messages(messages) => {
             let mut text = None;
@@ -42,18 +50,19 @@ pub fn check_reply<H: Host>(
         ),
     };
     pipeline.reject(0, failure);
-    Ok(String::new())
+    Ok(MessageText::default())
 }
 
 /// Checks one message's calls: each call entry at its wire index (`function.index`, the
 /// entry's `index`, or its place in the list), then the calls written in the content in one of
 /// `formats`, numbered after the highest wire index. Returns the content with those calls
-/// cut out.
+/// cut out, and the reasoning. Reasoning written in the content is read whatever `formats`
+/// says: it is never a call and never the answer.
 pub fn check_message<H: Host>(
     pipeline: &mut Pipeline<'_, H>,
     message: ReplyMessage<H::Value>,
     formats: Formats,
-) -> Result<String, ErrorOf<H::Value>> {
+) -> Result<MessageText, ErrorOf<H::Value>> {
     let mut next_index = 0;
     for (position, entry) in message.tool_calls.iter().enumerate() {
         let entry = call_entry(entry);
@@ -76,11 +85,18 @@ pub fn check_message<H: Host>(
             cut: false,
         })?;
     }
+    let reasoning = message.reasoning.unwrap_or_default();
     let Some(content) = message.content else {
-        return Ok(String::new());
+        return Ok(MessageText {
+            text: String::new(),
+            reasoning,
+        });
     };
-    if formats == Formats::NONE || content.is_empty() {
-        return Ok(content);
+    if content.is_empty() || (formats == Formats::NONE && !may_hold_reasoning(&content)) {
+        return Ok(MessageText {
+            text: content,
+            reasoning,
+        });
     }
     let host = pipeline.host();
     // With a registry, a JSON object in plain prose is a call only when it names a known tool.
@@ -97,7 +113,22 @@ pub fn check_message<H: Host>(
         pipeline.run(Candidate::found(host, call, next_index + i))?;
     }
     pipeline.quoted += found.quoted;
-    Ok(found.text)
+    let mut joined = reasoning;
+    if !found.reasoning.is_empty() {
+        if !joined.is_empty() {
+            joined.push('\n');
+        }
+        joined.push_str(&found.reasoning);
+    }
+    Ok(MessageText {
+        text: found.text,
+        reasoning: joined,
+    })
+}
+
+/// Whether text may hold a reasoning marker (with no call format taken, only then is it read).
+fn may_hold_reasoning(content: &str) -> bool {
+    crate::extract::reasoning_markers().any(|m| content.contains(m))
 }
 
 /// Checks a stream's calls as the accumulator handed them out. `read` gives the arguments of
@@ -135,6 +166,9 @@ pub fn check_stream<H: Host>(
 #[derive(Debug)]
 pub enum TextItem<V> {
     Text(String),
+    /// See `TextEvent::Reasoning` and `TextEvent::TextWasReasoning`.
+    Reasoning(String),
+    TextWasReasoning(String),
     Call(CheckedCall<V>),
     Refused(RejectedCall<V>),
 }
@@ -159,6 +193,14 @@ pub fn check_text_events<H: Host>(
         let found = match event {
             TextEvent::Text(text) => {
                 out.push(TextItem::Text(text));
+                continue;
+            }
+            TextEvent::Reasoning(text) => {
+                out.push(TextItem::Reasoning(text));
+                continue;
+            }
+            TextEvent::TextWasReasoning(text) => {
+                out.push(TextItem::TextWasReasoning(text));
                 continue;
             }
             TextEvent::Calls(found) => found,

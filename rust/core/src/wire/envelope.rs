@@ -18,6 +18,10 @@ pub struct ReplyMessage<V> {
     pub tool_calls: Vec<V>,
     /// The message's text, which may hold calls written in it.
     pub content: Option<String>,
+    /// The model's reasoning as the reply gave it apart from the text: Ollama's `thinking`,
+    /// `reasoning_content` (DeepSeek, vLLM, SGLang, DashScope), `reasoning` (OpenRouter),
+    /// Anthropic's and Magistral's thinking parts, the Responses API's reasoning items.
+    pub reasoning: Option<String>,
     /// Which choice of the reply the message is (its `index`, else its place).
     pub choice: usize,
     /// The reply (or this choice) stopped at the token limit: OpenAI's `finish_reason`
@@ -31,6 +35,7 @@ impl<V> ReplyMessage<V> {
         ReplyMessage {
             tool_calls: Vec::new(),
             content,
+            reasoning: None,
             choice: 0,
             cut_off: false,
         }
@@ -177,6 +182,13 @@ pub fn reply_of<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
         // vLLM's and older OpenAI-compatible servers' `{"object": "error", "message": ...}`.
         return Ok(Reply::ProviderError(error_message(reply)?));
     }
+    if let (Some(detail), false) = (reply.get(Key::Detail), answered) {
+        // FastAPI's `{"detail": ...}` (a text, or a list of validation errors), when the body
+        // holds nothing else a reply would.
+        if !MESSAGE_KEYS.into_iter().any(|k| reply.has(k)) && !reply.has(Key::Choices) {
+            return Ok(Reply::ProviderError(error_message(&detail)?));
+        }
+    }
     if let Some(choices) = reply.get(Key::Choices) {
         let mut messages = Vec::new();
         for (position, choice) in choices.items().unwrap_or_default().iter().enumerate() {
@@ -220,9 +232,10 @@ fn reply_body<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
                 Some("message") => {
                     let text = item
                         .get(Key::Content)
-                        .map(|c| content_text(&c, &mut parts.tool_calls));
+                        .map(|c| content_text(&c, &mut parts.tool_calls, &mut parts.reasoning));
                     join_text(&mut parts.content, text.transpose()?.flatten());
                 }
+                Some("reasoning") => join_text(&mut parts.reasoning, reasoning_of(item)?),
                 _ => {}
             }
         }
@@ -284,7 +297,11 @@ fn error_message<V: JsonLike>(error: &V) -> Result<String, V::Error> {
 
 /// Content given as a list of parts or blocks: the text of its text parts, one per line, and
 /// the call blocks (Anthropic's `tool_use`) added to `calls`.
-fn content_text<V: JsonLike>(content: &V, calls: &mut Vec<V>) -> Result<Option<String>, V::Error> {
+pub(crate) fn content_text<V: JsonLike>(
+    content: &V,
+    calls: &mut Vec<V>,
+    reasoning: &mut Option<String>,
+) -> Result<Option<String>, V::Error> {
     if let Some(text) = content.as_str()? {
         return Ok(Some(text.to_owned()));
     }
@@ -295,6 +312,9 @@ fn content_text<V: JsonLike>(content: &V, calls: &mut Vec<V>) -> Result<Option<S
     for part in &parts {
         match kind_of(part)?.as_deref() {
             Some("tool_use" | "function_call") => calls.push(part.clone()),
+            Some("thinking" | "reasoning" | "redacted_thinking") => {
+                join_text(reasoning, reasoning_of(part)?);
+            }
             _ => {
                 if let Some(t) = part.get(Key::Text) {
                     join_text(&mut text, t.as_str()?.map(str::to_owned));
@@ -303,6 +323,59 @@ fn content_text<V: JsonLike>(content: &V, calls: &mut Vec<V>) -> Result<Option<S
         }
     }
     Ok(text)
+}
+
+/// The reasoning a value carries: a string, a thinking part (`thinking`, `reasoning`,
+/// `summary` or `text`, each text or a list of text parts), or a list of such.
+pub(crate) fn reasoning_of<V: JsonLike>(value: &V) -> Result<Option<String>, V::Error> {
+    if let Some(text) = value.as_str()? {
+        return Ok(Some(text.to_owned()));
+    }
+    if let Some(items) = value.items() {
+        let mut joined = None;
+        for item in &items {
+            join_text(&mut joined, reasoning_of(item)?);
+        }
+        return Ok(joined);
+    }
+    for key in [
+        Key::Thinking,
+        Key::Reasoning,
+        Key::Summary,
+        Key::Text,
+        Key::Content,
+    ] {
+        if let Some(inner) = value.get(key) {
+            if let Some(text) = reasoning_of(&inner)? {
+                return Ok(Some(text));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The reasoning fields of a message or a stream delta, in the order providers use them.
+pub(crate) fn reasoning_fields<V: JsonLike>(message: &V) -> Result<Option<String>, V::Error> {
+    for key in [Key::Thinking, Key::ReasoningContent, Key::Reasoning] {
+        if let Some(value) = message.get(key) {
+            if let Some(text) = reasoning_of(&value)? {
+                return Ok(Some(text));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The text and the reasoning of a stream's delta (or a message): `content` as text or a list
+/// of parts (Magistral streams thinking and text parts), and the reasoning fields. A value of
+/// any other type in either place gives nothing.
+pub fn delta_text<V: JsonLike>(delta: &V) -> Result<(String, String), V::Error> {
+    let mut reasoning = reasoning_fields(delta)?;
+    let text = match delta.get(Key::Content) {
+        Some(content) => content_text(&content, &mut Vec::new(), &mut reasoning)?,
+        None => None,
+    };
+    Ok((text.unwrap_or_default(), reasoning.unwrap_or_default()))
 }
 
 /// Appends one more piece of text, on a line of its own.
@@ -331,13 +404,15 @@ pub fn message_parts<V: JsonLike>(message: &V) -> Result<ReplyMessage<V>, V::Err
             }
         }
     }
+    let mut reasoning = reasoning_fields(message)?;
     let content = match message.get(Key::Content) {
-        Some(content) => content_text(&content, &mut tool_calls)?,
+        Some(content) => content_text(&content, &mut tool_calls, &mut reasoning)?,
         None => None,
     };
     Ok(ReplyMessage {
         tool_calls,
         content,
+        reasoning,
         choice: 0,
         cut_off: false,
     })
@@ -417,6 +492,7 @@ fn streamed_message<P: Parser>(
         return Ok(None);
     }
     let mut content = String::new();
+    let mut reasoning = String::new();
     let mut tool_calls = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let Some(chunk) = parser.parse(line)?.filter(JsonLike::is_object) else {
@@ -434,6 +510,11 @@ fn streamed_message<P: Parser>(
                 content.push_str(text);
             }
         }
+        if let Some(text) = message.get(Key::Thinking) {
+            if let Some(text) = text.as_str()? {
+                reasoning.push_str(text);
+            }
+        }
         if let Some(calls) = message.get(Key::ToolCalls).and_then(|c| c.items()) {
             tool_calls.extend(calls);
         }
@@ -441,6 +522,7 @@ fn streamed_message<P: Parser>(
     Ok(Some(ReplyMessage {
         tool_calls,
         content: Some(content),
+        reasoning: (!reasoning.is_empty()).then_some(reasoning),
         choice: 0,
         cut_off: false,
     }))
@@ -673,5 +755,53 @@ mod tests {
         let other = r#"{"answer": 42"#;
         assert_eq!(read(other).content.as_deref(), Some(other));
         assert_eq!(read("plain words").content.as_deref(), Some("plain words"));
+    }
+
+    #[test]
+    fn reasoning_is_read_from_every_field_providers_use() {
+        let cases = [
+            json!({"message": {"role": "assistant", "content": "", "thinking": "R"}}),
+            json!({"choices": [{"message": {"content": "", "reasoning_content": "R"}}]}),
+            json!({"choices": [{"message": {"content": "", "reasoning": "R"}}]}),
+            // Anthropic's thinking block; Magistral's thinking part holds text parts.
+            json!({"type": "message", "role": "assistant", "content": [
+                {"type": "thinking", "thinking": "R", "signature": "s"}, {"type": "text", "text": ""}]}),
+            json!({"choices": [{"message": {"content": [
+                {"type": "thinking", "thinking": [{"type": "text", "text": "R"}]},
+                {"type": "text", "text": ""}]}}]}),
+            json!({"output": [{"type": "reasoning", "summary": [{"type": "summary_text", "text": "R"}]},
+                {"type": "message", "content": [{"type": "output_text", "text": ""}]}]}),
+        ];
+        for body in &cases {
+            let Reply::Messages(messages) = reply(body) else {
+                panic!("{body}")
+            };
+            assert_eq!(messages[0].reasoning.as_deref(), Some("R"), "{body}");
+            assert_eq!(messages[0].content.as_deref().unwrap_or(""), "", "{body}");
+        }
+        let lines = "{\"message\": {\"thinking\": \"a\", \"content\": \"\"}}\n\
+                     {\"message\": {\"thinking\": \"b\", \"content\": \"x\"}, \"done\": true}";
+        assert_eq!(read(lines).reasoning.as_deref(), Some("ab"));
+    }
+
+    #[test]
+    fn fastapi_detail_is_a_provider_error() {
+        for (body, said) in [
+            (json!({"detail": "Not Found"}), "Not Found"),
+            (
+                json!({"detail": [{"loc": ["body", "model"], "msg": "field required"}]}),
+                "field required",
+            ),
+        ] {
+            match reply(&body) {
+                Reply::ProviderError(message) => assert!(message.contains(said), "{message}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        // A message that has a `detail` member too is still a message.
+        assert!(matches!(
+            reply(&json!({"message": {"content": "x"}, "detail": "y"})),
+            Reply::Messages(_)
+        ));
     }
 }

@@ -13,8 +13,8 @@ mod value;
 
 pub use chunks::{line_limit, StreamReader};
 pub use envelope::{
-    call_entry, is_limit_reason, message_of, message_parts, read_reply, read_unparsed_reply,
-    reply_of, reply_of_text, CallEntry, Reply, ReplyMessage,
+    call_entry, delta_text, is_limit_reason, message_of, message_parts, read_reply,
+    read_unparsed_reply, reply_of, reply_of_text, CallEntry, Reply, ReplyMessage,
 };
 pub use framing::{line_kind, Frame, LineFramer, LineKind};
 pub use value::{ErrorOf, JsonLike, Key, Parser, SerdeParser};

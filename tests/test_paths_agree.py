@@ -1,0 +1,56 @@
+"""The same reply read on every path gives the same calls: parse_response of the whole body, and both clients'
+chat and chat_stream (max_retries=0). Repeated calls of one reply are all kept, and integers are exact."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import toolmend
+from ollama_server import Reply, ScriptedOllama
+from toolmend.config import RetryConfig
+from wires import WIRES, Wire, read_file_registry
+
+BIG = 2**64 + 1
+
+
+def _run(wire: Wire, reply: Reply, registry: Any = None) -> Any:
+    async def go() -> Any:
+        with ScriptedOllama([reply]) as server:
+            async with wire.client(server, registry, RetryConfig(max_retries=1)) as client:
+                return await wire.turn(client)
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("wire", WIRES, ids=str)
+def test_repeated_calls_of_one_reply_are_all_kept(wire: Wire) -> None:
+    call = {"name": "read_file", "arguments": {"path": "a.txt"}}
+    reply = wire.calls(call, call)
+    result = _run(wire, reply, read_file_registry())
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("read_file", {"path": "a.txt"})] * 2
+    if not wire.streamed:
+        parsed = toolmend.parse_response(reply.body, read_file_registry())
+        assert [(c.name, c.arguments) for c in parsed.calls] == [(c.name, c.arguments) for c in result.tool_calls]
+
+
+@pytest.mark.parametrize("wire", WIRES, ids=str)
+def test_integers_past_64_bits_are_exact_on_every_path(wire: Wire) -> None:
+    reply = wire.calls({"name": "count", "arguments": {"n": BIG, "m": -BIG}})
+    result = _run(wire, reply)
+    assert [c.arguments for c in result.tool_calls] == [{"n": BIG, "m": -BIG}]
+    assert type(result.tool_calls[0].arguments["n"]) is int
+    if not wire.streamed:
+        import json
+
+        parsed = toolmend.parse_response(json.dumps(reply.body), None)
+        assert [c.arguments for c in parsed.calls] == [{"n": BIG, "m": -BIG}]
+
+
+def test_integers_in_pythonic_calls_written_in_text_are_exact() -> None:
+    # JSON call objects written in text are still read through serde_json's doubles: a known gap (the
+    # closing note of issue 31's first session), so only the pythonic form is held here.
+    pythonic = toolmend.parse_response({"message": {"content": f"[count(n={BIG})]"}})
+    assert [c.arguments for c in pythonic.calls] == [{"n": BIG}]
