@@ -26,6 +26,10 @@ from toolmend.client.reflection import FailedCall
 from toolmend.response import parse_response
 from toolmend._states import Code
 
+#: Where the calls a reply sends in its structured field come from.
+_WIRE = frozenset({"tool_calls", "stream"})
+
+
 class Assembly:
     """Calls, failures and text of one attempt, for a streamed reply (``text``, ``chunk``, ``end``) or a whole one
     (``whole``)."""
@@ -45,6 +49,11 @@ class Assembly:
         self._acc: ToolCallAccumulator | None = None
         self._parser: TextCallParser | None = None
         self._started: set[int] = set()
+
+    def ordered_calls(self) -> list[ToolCall]:
+        """The calls in the order parse_response gives a whole reply's: the wire's by index, then those written
+        in the text as they stood (a stream may complete them in another order)."""
+        return sorted(self.calls, key=lambda c: (0, c.index) if c.source in _WIRE else (1, 0))
 
     @property
     def text(self) -> str:

@@ -176,7 +176,7 @@ class Engine(Transport, Outcomes):
                     continue
                 turn.transport_failures = 0
                 asm = reply.assembly
-                calls, failures = list(asm.calls), list(asm.errors)
+                calls, failures = asm.ordered_calls(), list(asm.errors)
                 self._count_validations(turn, calls, failures)
                 refused: FailedCall | None = None
                 if lane == lanes.MODEL:  # the server's own parser refused the call

@@ -169,3 +169,8 @@ def not_a_reply(reply: Reply) -> ModelHTTPError | None:
     if not isinstance(reply.data, dict):
         return ModelHTTPError(f"the reply is not a JSON object: {loggable(body, 80)}", status=status, body=body, code=Code.REPLY_NOT_UNDERSTOOD)
     return None
+
+
+def reason(value: Any) -> str | None:
+    """A finish reason as the server wrote it, when it is text (any other type says nothing)."""
+    return value if isinstance(value, str) else None

@@ -20,7 +20,7 @@ import httpx
 from toolmend._core import ToolCall, _delta_text
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
-from toolmend.client.exchange import Reply, json_or_none, lines
+from toolmend.client.exchange import Reply, json_or_none, lines, reason
 from toolmend.client.ledger import Usage
 from toolmend.client.observe import Hook
 from toolmend.config import RetryConfig
@@ -119,7 +119,7 @@ class OllamaClient(Engine):
         if reply.error_text is not None or reply.status != 200:
             return
         reply.usage = usage(data)
-        reply.finish_reason = data.get("done_reason")
+        reply.finish_reason = reason(data.get("done_reason"))
         message = data.get("message")
         if isinstance(message, dict):
             for i, call in enumerate(message.get("tool_calls") or ()):
@@ -155,7 +155,7 @@ class OllamaClient(Engine):
                 done = bool(chunk.get("done"))
                 if done:
                     reply.usage = usage(chunk)
-                    reply.finish_reason = chunk.get("done_reason")
+                    reply.finish_reason = reason(chunk.get("done_reason"))
                     events += asm.end(reply.finish_reason)
                     reply.complete = True
                 for event in events:

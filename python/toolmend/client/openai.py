@@ -23,7 +23,7 @@ import orjson
 from toolmend._core import ToolCall, _delta_text, _json_text
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
-from toolmend.client.exchange import Reply, json_or_none, lines
+from toolmend.client.exchange import Reply, json_or_none, lines, reason
 from toolmend.client.ledger import Usage
 from toolmend.client.observe import Hook
 from toolmend.config import RetryConfig
@@ -126,7 +126,7 @@ class OpenAICompatibleClient(Engine):
             return
         reply.usage = usage(data.get("usage"))
         choice = _first(data.get("choices"))
-        reply.finish_reason = choice.get("finish_reason")
+        reply.finish_reason = reason(choice.get("finish_reason"))
         message = choice.get("message")
         if isinstance(message, dict):
             for i, call in enumerate(message.get("tool_calls") or ()):
@@ -176,7 +176,7 @@ class OpenAICompatibleClient(Engine):
                         # Without finish_reason: the end of the reply is read by asm.end, which checks for a cut.
                         events += asm.chunk({"tool_calls": delta["tool_calls"]})
                 if choice.get("finish_reason"):
-                    reply.finish_reason = choice["finish_reason"]
+                    reply.finish_reason = reason(choice["finish_reason"])
                     events += asm.end(reply.finish_reason)
                     ended = True
                 for event in events:

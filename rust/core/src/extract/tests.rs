@@ -438,16 +438,8 @@ fn calls_after_an_oversize_block_are_found_whole_or_streamed() {
 /// A call's name, arguments and error code.
 type Coded = (Option<String>, Option<String>, Option<&'static str>);
 
-/// Feeds `text` in pieces of `step` bytes (moved to char boundaries); returns the calls'
-/// (name, arguments, error code) and the text shown.
-fn streamed_in(text: &str, step: usize, max_buffer: usize) -> (Vec<Coded>, String) {
-    let mut parser = TextCallParser::new(
-        Limits {
-            timeout_ms: 0,
-            ..Limits::default()
-        },
-        max_buffer,
-    );
+/// The events of `text` fed in pieces of `step` bytes (moved to char boundaries), then flushed.
+fn fed_in_steps(parser: &mut TextCallParser, text: &str, step: usize) -> Vec<TextEvent> {
     let mut events = Vec::new();
     let mut from = 0;
     while from < text.len() {
@@ -459,6 +451,20 @@ fn streamed_in(text: &str, step: usize, max_buffer: usize) -> (Vec<Coded>, Strin
         from = to;
     }
     events.extend(parser.flush());
+    events
+}
+
+/// Feeds `text` in pieces of `step` bytes (moved to char boundaries); returns the calls'
+/// (name, arguments, error code) and the text shown.
+fn streamed_in(text: &str, step: usize, max_buffer: usize) -> (Vec<Coded>, String) {
+    let mut parser = TextCallParser::new(
+        Limits {
+            timeout_ms: 0,
+            ..Limits::default()
+        },
+        max_buffer,
+    );
+    let events = fed_in_steps(&mut parser, text, step);
     let mut calls = Vec::new();
     let mut shown = String::new();
     for event in events {
@@ -1103,17 +1109,7 @@ fn an_arrow_after_a_word_or_a_tag_end_is_no_marker_however_split() {
 /// What a consumer makes of a stream's events: the calls' names, the text and the reasoning.
 fn streamed_parts(text: &str, step: usize) -> (Vec<Option<String>>, String, String) {
     let mut parser = TextCallParser::new(Limits::default(), 1 << 20);
-    let mut events = Vec::new();
-    let mut from = 0;
-    while from < text.len() {
-        let mut to = (from + step).min(text.len());
-        while !text.is_char_boundary(to) {
-            to += 1;
-        }
-        events.extend(parser.feed(&text[from..to]));
-        from = to;
-    }
-    events.extend(parser.flush());
+    let events = fed_in_steps(&mut parser, text, step);
     let (mut names, mut shown, mut reasoning) = (Vec::new(), String::new(), String::new());
     for event in events {
         match event {
