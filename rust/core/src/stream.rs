@@ -745,7 +745,11 @@ mod tests {
         assert_eq!(calls.len(), 1);
         let call = calls[0].as_ref().unwrap();
         assert_eq!(
-            (call.id.as_deref(), call.name.as_str(), call.arguments.as_str()),
+            (
+                call.id.as_deref(),
+                call.name.as_str(),
+                call.arguments.as_str()
+            ),
             (Some("call_1"), "get_weather", "{\"city\": \"Paris\"}")
         );
         // A name streamed in pieces is still joined.
