@@ -54,3 +54,23 @@ def test_integers_in_pythonic_calls_written_in_text_are_exact() -> None:
     # closing note of issue 31's first session), so only the pythonic form is held here.
     pythonic = toolmend.parse_response({"message": {"content": f"[count(n={BIG})]"}})
     assert [c.arguments for c in pythonic.calls] == [{"n": BIG}]
+
+
+@pytest.mark.parametrize("wire", WIRES, ids=str)
+@pytest.mark.parametrize("bad", [b"\\ud800", b"\xff"], ids=["lone surrogate", "invalid byte"])
+def test_one_bad_token_spoils_neither_the_reply_nor_its_calls(wire: Wire, bad: bytes) -> None:
+    """A lone surrogate escape or a byte that is not UTF-8 in the text (orjson refuses both) is read as
+    U+FFFD on every path, as parse_response reads the same bytes, and the call beside it is kept."""
+    import json
+
+    reply = wire.calls({"name": "read_file", "arguments": {"path": "a.txt"}}, text="BAD")
+    if reply.lines is None:
+        reply.body = json.dumps(reply.body).encode().replace(b"BAD", b"x" + bad + b"y")
+        expected = toolmend.parse_response(reply.body, read_file_registry())
+        assert expected.text == "x\ufffdy" and len(expected.calls) == 1
+    else:
+        encoded = [line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in reply.lines]
+        reply.lines = [line.replace(b"BAD", b"x" + bad + b"y") for line in encoded]
+    result = _run(wire, reply, read_file_registry())
+    assert result.text == "x\ufffdy"
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("read_file", {"path": "a.txt"})]

@@ -12,6 +12,7 @@ from typing import Any, AsyncGenerator, Awaitable, TypeVar
 import httpx
 import orjson
 
+from toolmend import _core
 from toolmend._log import loggable
 from toolmend.client.assembly import Assembly
 from toolmend.client.ledger import Usage
@@ -137,11 +138,30 @@ async def lines(
         await pieces.aclose()  # type: ignore[attr-defined]
 
 
-def json_or_none(body: bytes) -> Any:
+#: Repairs that change how a text is encoded, never what it says: a body that needs only these is read.
+_ENCODING_ONLY = frozenset({"invalid_escape", "invalid_utf8", "byte_order_mark"})
+
+
+def read_json(body: bytes) -> tuple[Any, bytes]:
+    """The body as JSON (None when it is not JSON), and the bytes it was read from. orjson refuses a lone
+    surrogate escape (``\\ud800``) or a byte that is not UTF-8, which one bad token of a model's output puts
+    in a whole reply: the core's repair pass reads them (U+FFFD), and a body that needs nothing else is taken
+    as sent, its mended text given back for the core to read again."""
+    if not body:
+        return None, body
     try:
-        return orjson.loads(body) if body else None
+        return orjson.loads(body), body
     except orjson.JSONDecodeError:
-        return None
+        pass
+    mended = _core.repair(body)
+    if mended.ok and mended.repairs and all(r.kind in _ENCODING_ONLY for r in mended.repairs):
+        text = mended.json.encode()
+        return orjson.loads(text), text
+    return None, body
+
+
+def json_or_none(body: bytes) -> Any:
+    return read_json(body)[0]
 
 
 def body_text(body: bytes) -> str:

@@ -20,7 +20,7 @@ import httpx
 from toolmend._core import ToolCall, _delta_text
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
-from toolmend.client.exchange import Reply, json_or_none, lines, reason
+from toolmend.client.exchange import Reply, lines, read_json, reason
 from toolmend.client.ledger import Usage
 from toolmend.client.observe import Hook
 from toolmend.config import RetryConfig
@@ -134,7 +134,7 @@ class OllamaClient(Engine):
         source = lines(response, cfg.max_response_bytes, cfg.first_byte_timeout_s, cfg.idle_timeout_s, deadline)
         async with aclosing(source):
             async for line in source:
-                chunk = json_or_none(line) if line.strip() else None
+                chunk, line = read_json(line) if line.strip() else (None, line)
                 if not isinstance(chunk, dict):
                     continue
                 failed = error_text(chunk)
