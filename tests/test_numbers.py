@@ -142,3 +142,27 @@ def test_a_big_integer_spends_its_digits_from_the_size_limit() -> None:
     registry.register("f", {"type": "object"})
     result = registry.try_validate("f", {"a": 10**300})
     assert not result.ok and result.errors[0].code == "TLP-007"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 7.18e+20, "b": 1.534e+16, "c": [3.2e19, -9.5e30]}',
+        '{"a": 7.18e+20, "b": 18446744073709551617}',
+        '[7.18e+20, "18446744073709551617", 1e-300]',
+        '[7.18e+20, 18446744073709551617.5, -18446744073709551617]',
+    ],
+)
+def test_big_floats_written_as_floats_and_wide_integers_read_as_written(text: str) -> None:
+    """A whole double from 2^63 on is either a float written so or an integer orjson rounded: the text says
+    which, so floats stay floats (and fast) and integers past 64 bits stay exact, whole or mended, on every
+    path that builds objects."""
+    import json
+
+    expected = json.loads(text)
+    for given in (text, text.encode(), text[:-1] + ",]" if text.endswith("]") else text[:-1] + ",}"):
+        value = toolmend.loads(given)
+        assert value == expected and json.dumps(value) == json.dumps(expected), given
+    reply = toolmend.parse_response({"message": {"tool_calls": [{"function": {"name": "f", "arguments": text if text.startswith("{") else '{"v": ' + text + "}"}}]}})
+    wanted = expected if text.startswith("{") else {"v": expected}
+    assert [c.arguments for c in reply.calls] == [wanted]

@@ -132,6 +132,56 @@ pub fn first_number_out_of_range(json: &[u8]) -> Option<usize> {
     None
 }
 
+/// The fewest digits an integer literal has when it is past 64 bits (2^64 has 20): such an
+/// integer is one a reader that holds 64-bit integers (orjson) gives back as a double.
+pub const WIDE_INTEGER_DIGITS: usize = 20;
+
+/// Whether `json` may hold an integer literal of `WIDE_INTEGER_DIGITS` digits or more. False
+/// means none is there, so a big whole double a reader gave back was written as a float
+/// (`7.18e+20`), not an integer it rounded; digits in strings count too (a true answer only
+/// sends the caller the exact way). Bytes are looked at `WIDE_INTEGER_DIGITS` apart (every run
+/// that long holds one of them), so text with few digits costs a twentieth of a pass.
+pub fn may_hold_wide_integer(json: &[u8]) -> bool {
+    const RUN: usize = WIDE_INTEGER_DIGITS;
+    let mut k = RUN - 1;
+    while k < json.len() {
+        if !json[k].is_ascii_digit() {
+            k += RUN;
+            continue;
+        }
+        // A run of RUN digits through k holds k - RUN/2 or k + RUN/2 - 1 (it starts at one, or
+        // after it and so reaches the other): with neither a digit, no run here is that long.
+        let digit_at = |i: usize| json.get(i).is_some_and(u8::is_ascii_digit);
+        if !digit_at(k.wrapping_sub(RUN / 2)) && !digit_at(k + RUN / 2 - 1) {
+            k += RUN;
+            continue;
+        }
+        let start = k - json[..k]
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let end = k + json[k..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if end - start >= RUN && is_integer_literal(json, start, end) {
+            return true;
+        }
+        // The next run starts after `end`; one of RUN bytes in a row from there is looked at.
+        k = end + RUN;
+    }
+    false
+}
+
+/// Whether the digits `json[start..end]` are an integer: not a fraction, not an exponent, not
+/// the whole part of a float.
+fn is_integer_literal(json: &[u8], start: usize, end: usize) -> bool {
+    let before = start.checked_sub(1).map(|i| json[i]);
+    let exponent_sign =
+        before == Some(b'-') && start >= 2 && matches!(json[start - 2], b'e' | b'E');
+    !matches!(before, Some(b'.' | b'e' | b'E' | b'+'))
+        && !exponent_sign
+        && !matches!(json.get(end), Some(b'.' | b'e' | b'E'))
+}
+
 /// Whether `json` holds more opening brackets than `max_depth`: when it does not, it cannot nest
 /// deeper. memchr2 jumps between brackets (SIMD) and stops at the limit, so string-heavy
 /// arguments cost a fraction of a byte each.
@@ -223,6 +273,54 @@ impl Deadline {
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        /// The strided look finds what a look at every digit run finds.
+        #[test]
+        fn the_strided_look_misses_no_run(text in "([0-9]{15,25}|[.eE+\\- x]{1,2}){0,10}") {
+            let b = text.as_bytes();
+            let mut naive = false;
+            let mut i = 0;
+            while i < b.len() {
+                let run = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if run >= super::WIDE_INTEGER_DIGITS && super::is_integer_literal(b, i, i + run) {
+                    naive = true;
+                }
+                i += run.max(1);
+            }
+            proptest::prop_assert_eq!(super::may_hold_wide_integer(b), naive, "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn wide_integers_are_found_wherever_they_stand_and_floats_are_not() {
+        use super::may_hold_wide_integer as wide;
+        let big = "18446744073709551616";
+        for text in [
+            big.to_string(),
+            format!("[{big}]"),
+            format!("{{\"a\": -{big}, \"b\": 1}}"),
+            format!("{{\"a\": 1.5, \"b\": 7.18e+20, \"c\": {big}9}}"),
+            format!("x{big}"),
+        ] {
+            // At every offset, so the stride meets the run anywhere in it.
+            for pad in 0..25 {
+                let padded = format!("{}{text}", " ".repeat(pad));
+                assert!(wide(padded.as_bytes()), "{padded}");
+            }
+        }
+        for text in [
+            "{\"a\": 7.18e+20, \"b\": 1.534e+16, \"c\": 1e-300}".to_string(),
+            format!("[0.{big}, 1e{big}, 1e+{big}, 1E-{big}, {big}.5, {big}e3]"),
+            "[1234567890123456789, 9223372036854775807, -9223372036854775808]".to_string(),
+            String::new(),
+        ] {
+            for pad in 0..25 {
+                let padded = format!("{}{text}", " ".repeat(pad));
+                assert!(!wide(padded.as_bytes()), "{padded}");
+            }
+        }
+    }
+
     use super::{exceeds_depth, first_number_out_of_range, Limits, LimitsError};
 
     #[test]

@@ -15,6 +15,7 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple,
     PyType,
 };
+use toolmend_core::limits::may_hold_wide_integer;
 use toolmend_core::{Error, Limits};
 
 /// Work on inputs at least this long (bytes, or estimated bytes of a dict) runs with the GIL
@@ -338,17 +339,34 @@ fn push_json_string(out: &mut String, s: &str) {
 /// is not strict JSON, when the objects nest deeper than `max_depth` containers, or when they hold
 /// a float that is not what the text said: an integer past 64 bits (orjson reads it as the
 /// nearest double) or a number past the double range (read as infinity). Those take the exact
-/// path (the core, then jiter), so every path reads numbers the same way.
+/// path (the core, then jiter), so every path reads numbers the same way. A whole double from
+/// 2^63 on may be either such an integer or a float written so (`7.18e+20`): the text (`bytes`,
+/// or `text`'s own when None) says which, looked at only then.
 pub(crate) fn strict_objects<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
+    bytes: Option<&[u8]>,
     max_depth: usize,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    Ok(orjson_loads(py, text)?.filter(|value| {
-        // SAFETY: `value` is what orjson just returned, seen by no other code yet; the GIL is
-        // held and the walk runs no Python code, so nothing can change or free what it reads.
-        unsafe { objects_stand(value.as_ptr(), max_depth) }
-    }))
+    let Some(value) = orjson_loads(py, text)? else {
+        return Ok(None);
+    };
+    let mut whole_big_double = false;
+    // SAFETY: `value` is what orjson just returned, seen by no other code yet; the GIL is held
+    // and the walk runs no Python code, so nothing can change or free what it reads.
+    if !unsafe { objects_stand(value.as_ptr(), max_depth, &mut whole_big_double) } {
+        return Ok(None);
+    }
+    if whole_big_double {
+        let wide = match bytes {
+            Some(bytes) => may_hold_wide_integer(bytes),
+            None => may_hold_wide_integer(&input_bytes(text)?),
+        };
+        if wide {
+            return Ok(None);
+        }
+    }
+    Ok(Some(value))
 }
 
 /// orjson's objects for strict JSON text held by Rust, read through a memoryview (no copy); None
@@ -370,7 +388,7 @@ pub(crate) fn orjson_objects<'py>(
         Bound::from_owned_ptr_or_err(py, ptr).ok()?
     };
     let loaded = match check {
-        Some(max_depth) => strict_objects(py, &view, max_depth),
+        Some(max_depth) => strict_objects(py, &view, Some(json), max_depth),
         None => orjson_loads(py, &view),
     };
     view.call_method0(pyo3::intern!(py, "release")).ok()?;
@@ -380,22 +398,25 @@ pub(crate) fn orjson_objects<'py>(
 /// Doubles from 2^63 on may be integers orjson could not hold exactly.
 const INEXACT_INTEGERS_FROM: f64 = 9_223_372_036_854_775_808.0;
 
-/// Whether `obj` nests at most `room` containers deep and holds no float that may stand for
-/// another number (see `strict_objects`). A walk over values, never over bytes: a scan of the
-/// text would cost more than orjson's whole parse on string-heavy arguments. References from
-/// PyDict_Next and PyList_GetItem are borrowed; the recursion is bounded by `room`.
-unsafe fn objects_stand(obj: *mut ffi::PyObject, room: usize) -> bool {
+/// Whether `obj` nests at most `room` containers deep and holds no infinite float; a whole
+/// double from 2^63 on, which may stand for an integer orjson rounded, is noted in
+/// `whole_big_double` for the text to settle (see `strict_objects`). A walk over values, never
+/// over bytes: a scan of the text would cost more than orjson's whole parse on string-heavy
+/// arguments. References from PyDict_Next and PyList_GetItem are borrowed; the recursion is
+/// bounded by `room`.
+unsafe fn objects_stand(obj: *mut ffi::PyObject, room: usize, whole_big_double: &mut bool) -> bool {
     unsafe {
         if ffi::PyFloat_CheckExact(obj) != 0 {
             let f = ffi::PyFloat_AsDouble(obj);
-            f.is_finite() && !(f.abs() >= INEXACT_INTEGERS_FROM && f.fract() == 0.0)
+            *whole_big_double |= f.abs() >= INEXACT_INTEGERS_FROM && f.fract() == 0.0;
+            f.is_finite()
         } else if ffi::PyDict_CheckExact(obj) != 0 {
             if room == 0 {
                 return false;
             }
             let (mut pos, mut key, mut item) = (0, std::ptr::null_mut(), std::ptr::null_mut());
             while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut item) != 0 {
-                if !objects_stand(item, room - 1) {
+                if !objects_stand(item, room - 1, whole_big_double) {
                     return false;
                 }
             }
@@ -403,7 +424,7 @@ unsafe fn objects_stand(obj: *mut ffi::PyObject, room: usize) -> bool {
         } else if ffi::PyList_CheckExact(obj) != 0 {
             room > 0
                 && (0..ffi::PyList_Size(obj))
-                    .all(|i| objects_stand(ffi::PyList_GetItem(obj, i), room - 1))
+                    .all(|i| objects_stand(ffi::PyList_GetItem(obj, i), room - 1, whole_big_double))
         } else {
             true
         }

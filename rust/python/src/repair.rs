@@ -308,7 +308,7 @@ pub(crate) fn fast_load<'py>(
     if bytes.len() > limits.max_size || toolmend_core::repair::plainly_broken(bytes) {
         return Ok(None);
     }
-    strict_objects(py, text, limits.max_depth)
+    strict_objects(py, text, Some(bytes), limits.max_depth)
 }
 
 /// The second stage, without the GIL: the text mended (or, with mending off, checked) into

@@ -430,7 +430,7 @@ impl PyToolRegistry {
             // Value to validate without the GIL costs more than the objects themselves.
             if bytes.len() <= limits.max_size {
                 if let Some(validator) = in_place_validator(tool) {
-                    if let Some(value) = strict_objects(py, args, limits.max_depth)? {
+                    if let Some(value) = strict_objects(py, args, Some(&bytes), limits.max_depth)? {
                         if validator.is_valid(value.as_borrowed()) {
                             return Ok(Ok(value.unbind()));
                         }

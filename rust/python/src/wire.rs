@@ -169,7 +169,7 @@ impl<'py> Parser for PyParser<'py> {
 
     fn parse(&self, json: &[u8]) -> PyResult<Option<Obj<'py>>> {
         let text = PyBytes::new(self.0, json);
-        if let Some(value) = strict_objects(self.0, text.as_any(), LOADS_MAX_DEPTH)? {
+        if let Some(value) = strict_objects(self.0, text.as_any(), Some(json), LOADS_MAX_DEPTH)? {
             return Ok(Some(Obj(value)));
         }
         // orjson refused the text, or its objects do not stand for it (an integer past 64 bits
@@ -245,7 +245,7 @@ pub(crate) fn read_reply<'py>(
         return Ok(Reply::NotAReply(Obj(body).type_name()));
     }
     if let Some(reply) =
-        strict_objects(py, &body, LOADS_MAX_DEPTH)?.filter(|v| v.is_instance_of::<PyDict>())
+        strict_objects(py, &body, None, LOADS_MAX_DEPTH)?.filter(|v| v.is_instance_of::<PyDict>())
     {
         let bytes = input_bytes(&body)?;
         return reply_of_text(&bytes, &Obj(reply));
