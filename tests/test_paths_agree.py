@@ -49,9 +49,15 @@ def test_integers_past_64_bits_are_exact_on_every_path(wire: Wire) -> None:
         assert [c.arguments for c in parsed.calls] == [{"n": BIG, "m": -BIG}]
 
 
-def test_integers_in_pythonic_calls_written_in_text_are_exact() -> None:
-    # JSON call objects written in text are still read through serde_json's doubles: a known gap (the
-    # closing note of issue 31's first session), so only the pythonic form is held here.
+def test_integers_in_calls_written_in_text_are_exact() -> None:
+    text = f'<tool_call>{{"name": "count", "arguments": {{"n": {BIG}, "f": 7.18e+20}}}}</tool_call>'
+    parsed = toolmend.parse_response({"message": {"content": text}})
+    assert [c.arguments for c in parsed.calls] == [{"n": BIG, "f": 7.18e20}]
+    parser = toolmend.TextCallParser()
+    items = parser.feed(text) + parser.flush()
+    assert [c.arguments for c in items if isinstance(c, toolmend.ToolCall)] == [{"n": BIG, "f": 7.18e20}]
+    bare = toolmend.parse_response({"message": {"content": f'{{"name": "count", "arguments": {{"n": {BIG}}}}}'}})
+    assert [c.arguments for c in bare.calls] == [{"n": BIG}]
     pythonic = toolmend.parse_response({"message": {"content": f"[count(n={BIG})]"}})
     assert [c.arguments for c in pythonic.calls] == [{"n": BIG}]
 

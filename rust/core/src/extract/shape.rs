@@ -1,10 +1,13 @@
 //! What a call looks like once its text is JSON: the name and arguments keys of every format,
 //! and where a JSON value written in prose ends.
 
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::FoundCall;
-use crate::limits::Limits;
+use crate::limits::{may_hold_wide_integer, Limits};
 use crate::repair::ends_cut_off;
 use crate::repair::{repair, Repair};
 
@@ -184,11 +187,19 @@ impl JsonCalls<'_> {
             Value::Array(items) => items.iter().filter_map(Value::as_object).collect(),
             _ => Vec::new(),
         };
+        // serde_json's values hold an integer past 64 bits as the nearest double: where the
+        // text may hold one, arguments are taken from it as written.
+        let written = may_hold_wide_integer(repaired.json.as_bytes())
+            .then(|| objects_as_written(&repaired.json));
         let mut calls = Vec::new();
-        for object in objects {
+        for (i, object) in objects.into_iter().enumerate() {
             if let Some(mut call) = call_from_object(object, context) {
                 if context == Context::Prose && !names_a_tool(&call, is_tool) {
                     continue;
+                }
+                let exact = written.as_ref().and_then(|w| w.get(i)?.as_ref());
+                if let Some(arguments) = exact.and_then(|o| arguments_as_written(o.get())) {
+                    call.arguments = Some(arguments);
                 }
                 call.position = start;
                 call.format = format;
@@ -234,6 +245,43 @@ fn name_as_key(object: &Map<String, Value>, context: Context) -> Option<FoundCal
         cut: false,
         untyped: Vec::new(),
     })
+}
+
+/// The objects of `json` (the value itself, or the objects of an array) as written, in the
+/// order `in_value` takes them.
+fn objects_as_written(json: &str) -> Vec<Option<Box<RawValue>>> {
+    let is_object = |raw: &RawValue| raw.get().starts_with('{');
+    match serde_json::from_str::<Box<RawValue>>(json) {
+        Ok(whole) if is_object(&whole) => vec![Some(whole)],
+        Ok(whole) => serde_json::from_str::<Vec<Box<RawValue>>>(whole.get())
+            .map(|items| {
+                items
+                    .into_iter()
+                    .filter(|r| is_object(r))
+                    .map(Some)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The arguments of the call object `object` (JSON text) as written, where they are an object
+/// or an array; the member is chosen as `call_from_object` and `name_as_key` choose it.
+fn arguments_as_written(object: &str) -> Option<String> {
+    let members: BTreeMap<String, &RawValue> = serde_json::from_str(object).ok()?;
+    if let Some(function) = members.get("function").filter(|f| f.get().starts_with('{')) {
+        return arguments_as_written(function.get());
+    }
+    let raw = if NAME_KEYS.iter().any(|k| members.contains_key(*k)) {
+        ARGUMENT_KEYS.iter().find_map(|k| members.get(*k))?
+    } else if members.len() == 1 {
+        members.values().next()?
+    } else {
+        return None;
+    };
+    let text = raw.get();
+    (text.starts_with('{') || text.starts_with('[')).then(|| text.to_string())
 }
 
 /// A call out of one JSON object, or None when the object is not shaped like one.

@@ -1206,3 +1206,35 @@ fn a_reply_with_no_reasoning_keeps_its_calls_and_text_streamed() {
         );
     }
 }
+
+#[test]
+fn integers_past_64_bits_in_json_calls_stay_as_written() {
+    let big = "18446744073709551617";
+    for (reply, arguments) in [
+        (
+            format!("<tool_call>{{\"name\": \"count\", \"arguments\": {{\"n\": {big}, \"f\": 7.18e+20}}}}</tool_call>"),
+            format!("{{\"n\": {big}, \"f\": 7.18e+20}}"),
+        ),
+        (
+            format!("<tool_call>[{{\"name\": \"a\", \"arguments\": {{}}}}, {{\"type\": \"function\", \"function\": {{\"name\": \"count\", \"arguments\": [-{big}]}}}}]</tool_call>"),
+            format!("[-{big}]"),
+        ),
+        (
+            format!("<|tools_prefix|>[{{\"count\": {{\"n\": {big}}}}}]<|tools_suffix|>"),
+            format!("{{\"n\": {big}}}"),
+        ),
+        // Mended first (single quotes, a trailing comma): the mended text, as written there.
+        (
+            format!("<tool_call>{{'name': 'count', 'arguments': {{'n': {big},}}}}</tool_call>"),
+            format!("{{\"n\": {big}}}"),
+        ),
+    ] {
+        let found = untimed(&reply);
+        let last = found.calls.last().expect("a call");
+        assert_eq!(last.name.as_deref(), Some("count"));
+        assert_eq!(last.arguments.as_deref(), Some(arguments.as_str()), "{reply}");
+    }
+    // Without a wide integer, arguments are written from the value as before.
+    let found = untimed("<tool_call>{\"name\": \"f\", \"arguments\": {\"n\":  1}}</tool_call>");
+    assert_eq!(found.calls[0].arguments.as_deref(), Some("{\"n\":1}"));
+}
