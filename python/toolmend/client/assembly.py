@@ -11,6 +11,7 @@ carries repairs is checked again here).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Mapping
 
 from toolmend._core import Reasoning, TextCallParser, ToolCall, ToolCallAccumulator
@@ -49,6 +50,9 @@ class Assembly:
         self._acc: ToolCallAccumulator | None = None
         self._parser: TextCallParser | None = None
         self._started: set[int] = set()
+        #: Calls that had arguments events, and their views as the reply ended (see ``_view``).
+        self._viewed: set[int] = set()
+        self._last_views: dict[int, Any] = {}
 
     def ordered_calls(self) -> list[ToolCall]:
         """The calls in the order parse_response gives a whole reply's: the wire's by index, then those written
@@ -104,7 +108,8 @@ class Assembly:
                 self._started.add(e.index)
                 out.append(ToolCallStarted(e.index, e.id or self.ids.get(e.index), e.text or ""))
             elif kind == "arguments":
-                out.append(ToolCallArgumentsDelta(e.index, e.path or "", e.text or "", acc.partial(e.index)))
+                self._viewed.add(e.index)
+                out.append(ToolCallArgumentsDelta(e.index, e.path or "", e.text or "", view=partial(self._view, e.index)))
         return out + self._checked(acc.completed(), wire=True)
 
     def end(self, finish_reason: str | None) -> list[Any]:
@@ -116,10 +121,20 @@ class Assembly:
             out += self._checked(self._acc.finish(finish_reason), wire=True)
         return out
 
+    def _view(self, index: int) -> Any:
+        """The live view of call ``index``'s arguments as the stream stands; once the reply is read, as it
+        ended. Events read it through the assembly, so that none keeps the accumulator alive."""
+        if self._acc is None:
+            return self._last_views.get(index)
+        return self._acc.partial(index)
+
     def release(self) -> None:
         """Lets go of the accumulator and the text parser once the reply is read. They belong to the thread that
         made them: an error's traceback keeps this object alive, and the garbage collector may free it on any
         thread, where dropping them fails."""
+        if self._acc is not None:
+            # Events not read yet read these: one view a call, built once.
+            self._last_views = {index: self._acc.partial(index) for index in self._viewed}
         self._acc = None
         self._parser = None
 

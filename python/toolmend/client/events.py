@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Callable, Union
 
 from toolmend._core import ToolCall, ToolCallError
 from toolmend.client.ledger import Attempt, Usage
@@ -54,15 +54,46 @@ class ToolCallStarted:
     name: str
 
 
-@dataclass(frozen=True)
+_UNREAD = object()
+
+
 class ToolCallArgumentsDelta:
     """Arguments text appended to a call, ``path`` the JSON Pointer of the value it ended in ("" for the
-    arguments object: Ollama sends each call whole), with the live ``partial`` view of the arguments so far."""
+    arguments object: Ollama sends each call whole), with the live ``partial`` view of the arguments so far.
 
-    index: int
-    path: str
-    text: str
-    partial: Any
+    The view is built when ``partial`` is first read, not per chunk: a caller that never reads it pays nothing
+    for it (one long string argument would otherwise be built again at every chunk). Read it while handling
+    the event, before asking for the next one: it is the view as the stream stands then."""
+
+    __slots__ = ("index", "path", "text", "_partial", "_view")
+    __match_args__ = ("index", "path", "text", "partial")
+
+    def __init__(self, index: int, path: str, text: str, partial: Any = None, *, view: Callable[[], Any] | None = None):
+        self.index = index
+        self.path = path
+        self.text = text
+        self._partial = _UNREAD if view is not None else partial
+        self._view = view
+
+    @property
+    def partial(self) -> Any:
+        if self._partial is _UNREAD:
+            assert self._view is not None
+            self._partial, self._view = self._view(), None
+        return self._partial
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ToolCallArgumentsDelta:
+            return NotImplemented
+        return (self.index, self.path, self.text, self.partial) == (other.index, other.path, other.text, other.partial)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ToolCallArgumentsDelta(index={self.index!r}, path={self.path!r}, text={self.text!r}, partial={self.partial!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return ToolCallArgumentsDelta, (self.index, self.path, self.text, self.partial)
 
 
 @dataclass(frozen=True)

@@ -244,6 +244,10 @@ pub struct Accumulator {
     /// Slots of calls that may still be open, in order: a new call looks only at these for
     /// earlier calls it completes (so many calls in one stream cost linear time).
     maybe_open: Vec<usize>,
+    /// Slots in the order calls are handed out, by (index, slot), kept sorted as calls come;
+    /// those before `untaken_from` are all handed out, so handing out looks at the rest only.
+    by_order: Vec<usize>,
+    untaken_from: usize,
 }
 
 impl Accumulator {
@@ -253,6 +257,8 @@ impl Accumulator {
             calls: Vec::new(),
             by_index: BTreeMap::new(),
             maybe_open: Vec::new(),
+            by_order: Vec::new(),
+            untaken_from: 0,
         }
     }
 
@@ -402,9 +408,7 @@ impl Accumulator {
             }
             call.state == State::Open
         });
-        let slot = self.calls.len();
-        self.maybe_open.push(slot);
-        self.calls.push(Call {
+        let slot = self.add_call(Call {
             index: delta.index,
             id: delta.id.clone(),
             name: String::new(),
@@ -414,6 +418,7 @@ impl Accumulator {
             failure: None,
             lost_line: false,
         });
+        self.maybe_open.push(slot);
         self.by_index.insert(delta.index, slot);
         events.push(Event::Started {
             slot,
@@ -462,13 +467,12 @@ impl Accumulator {
             return (events, None);
         }
         let index = self.calls.iter().map(|c| c.index + 1).max().unwrap_or(0);
-        let slot = self.calls.len();
         let message = format!(
             "A line of the stream went over {limit} bytes and was dropped unread: any tool call \
              in it is lost"
         );
         // Not keyed by its index: a call that arrives at that index later is a call of its own.
-        self.calls.push(Call {
+        let slot = self.add_call(Call {
             index,
             id: None,
             name: String::new(),
@@ -493,6 +497,21 @@ impl Accumulator {
             message,
         });
         (events, Some(index))
+    }
+
+    /// Adds a call and gives its slot, placed in the order calls are handed out (after the last
+    /// one but for a call at a lower index than some before it, which is rare).
+    fn add_call(&mut self, call: Call) -> usize {
+        let slot = self.calls.len();
+        let key = (call.index, slot);
+        self.calls.push(call);
+        let calls = &self.calls;
+        let at = self
+            .by_order
+            .partition_point(|&s| (calls[s].index, s) < key);
+        self.by_order.insert(at, slot);
+        self.untaken_from = self.untaken_from.min(at);
+        slot
     }
 
     /// The end of the turn was announced (finish_reason, done): every open call is complete.
@@ -520,10 +539,8 @@ impl Accumulator {
         &mut self,
         known_valid: impl Fn(usize, &str) -> bool,
     ) -> Vec<Result<AssembledCall, FailedCall>> {
-        let mut order: Vec<usize> = (0..self.calls.len()).collect();
-        order.sort_by_key(|&s| (self.calls[s].index, s));
         let mut out = Vec::new();
-        for slot in order {
+        for &slot in &self.by_order[self.untaken_from..] {
             match self.calls[slot].state {
                 State::Open => break,
                 State::Complete | State::Failed => {
@@ -533,6 +550,7 @@ impl Accumulator {
                 State::Taken => {}
             }
             self.calls[slot].state = State::Taken;
+            self.untaken_from += 1;
         }
         out
     }
@@ -764,14 +782,24 @@ mod tests {
         // Each new index completes the whole calls before it; only the open ones are looked at.
         let mut acc = Accumulator::new(Limits::default());
         let mut completed = 0;
+        let mut taken = 0;
         for i in 0..20_000 {
             for e in acc.feed(delta(i, Some("f"), Some("{}"), false)) {
                 completed += usize::from(matches!(e, Event::Completed { .. }));
             }
             assert!(acc.maybe_open.len() <= 1);
+            // Handing out starts after the calls already handed out.
+            taken += acc.take_completed().len();
+            assert_eq!((acc.untaken_from, taken), (i, i));
         }
         assert_eq!(completed, 19_999);
-        assert_eq!(acc.finish().len(), 20_000);
+        assert_eq!(acc.finish().len(), 1);
+        // A call at a lower index than those handed out is handed out in its turn.
+        acc.feed(Delta {
+            id: Some("late".into()),
+            ..delta(3, Some("late"), Some("{}"), true)
+        });
+        assert_eq!(names(&acc.take_completed()), ["late"]);
     }
 
     #[test]
