@@ -4,7 +4,7 @@ use crate::error::ErrorCode;
 use crate::extract::{text_calls_in, Formats, TextEvent};
 use crate::limits::Limits;
 use crate::stream::{AssembledCall, FailedCall};
-use crate::wire::{call_entry, ErrorOf, Reply, ReplyMessage};
+use crate::wire::{call_entry, join_text, ErrorOf, Reply, ReplyMessage};
 
 use super::{Arguments, CallSource, Candidate, CheckedCall, Failure, Host, Pipeline, RejectedCall};
 
@@ -85,17 +85,17 @@ pub fn check_message<H: Host>(
             cut: false,
         })?;
     }
-    let reasoning = message.reasoning.unwrap_or_default();
+    let mut reasoning = message.reasoning;
     let Some(content) = message.content else {
         return Ok(MessageText {
             text: String::new(),
-            reasoning,
+            reasoning: reasoning.unwrap_or_default(),
         });
     };
     if content.is_empty() || (formats == Formats::NONE && !may_hold_reasoning(&content)) {
         return Ok(MessageText {
             text: content,
-            reasoning,
+            reasoning: reasoning.unwrap_or_default(),
         });
     }
     let host = pipeline.host();
@@ -113,16 +113,10 @@ pub fn check_message<H: Host>(
         pipeline.run(Candidate::found(host, call, next_index + i))?;
     }
     pipeline.quoted += found.quoted;
-    let mut joined = reasoning;
-    if !found.reasoning.is_empty() {
-        if !joined.is_empty() {
-            joined.push('\n');
-        }
-        joined.push_str(&found.reasoning);
-    }
+    join_text(&mut reasoning, Some(found.reasoning));
     Ok(MessageText {
         text: found.text,
-        reasoning: joined,
+        reasoning: reasoning.unwrap_or_default(),
     })
 }
 

@@ -379,7 +379,7 @@ pub fn delta_text<V: JsonLike>(delta: &V) -> Result<(String, String), V::Error> 
 }
 
 /// Appends one more piece of text, on a line of its own.
-fn join_text(text: &mut Option<String>, more: Option<String>) {
+pub(crate) fn join_text(text: &mut Option<String>, more: Option<String>) {
     let Some(more) = more else { return };
     match text {
         Some(t) if !t.is_empty() && !more.is_empty() => {

@@ -12,6 +12,7 @@ mod openai;
 mod value;
 
 pub use chunks::{line_limit, StreamReader};
+pub(crate) use envelope::join_text;
 pub use envelope::{
     call_entry, delta_text, is_limit_reason, message_of, message_parts, read_reply,
     read_unparsed_reply, reply_of, reply_of_text, CallEntry, Reply, ReplyMessage,
