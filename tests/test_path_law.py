@@ -4,8 +4,9 @@ source, in order, repeats kept; ids where the reply sent them), the text and the
 
 Replies are drawn from wire calls (arguments with integers past 64 bits, floats, unicode, and repairable
 faults) and content pieces (prose with quotes, calls written in the text, think blocks in several spellings,
-a lone ``</think>``, inline code quoting a tag). Calls written as bare JSON or pythonic lists in prose are not
-drawn: a stream does not yet find them (a known gap of issue 31).
+a lone ``</think>``, inline code quoting a tag, calls written as bare JSON or a pythonic list). A stream knows
+a call written without a marker only once the text has ended: such calls come after the marked ones there, so
+the two kinds are compared each in its own order.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ PIECES = [
     "</think>",
     "Done.\n",
     "é€😀 ",
+    '{"name": "read_file", "arguments": {"path": "c.txt"}}',
+    "[read_file(path='d.txt', n=18446744073709551617)]",
 ]
 
 KEYS = st.sampled_from(["path", "n", "x", "é", "deep"])
@@ -89,7 +92,8 @@ def _seen(calls: Any) -> list[tuple[Any, ...]]:
     for c in calls:
         wire = str(c.source) in ("tool_calls", "stream")
         out.append((c.name, c.arguments, "wire" if wire else str(c.source), c.id if wire else None))
-    return out
+    # The wire's calls, then those written in the text: marked ones, then unmarked ones (stable).
+    return sorted(out, key=lambda seen: {"wire": 0, "bare_json": 2, "pythonic": 2}.get(seen[2], 1))
 
 
 def _through_clients(provider: str, reply: dict[str, Any]) -> list[Any]:

@@ -10,6 +10,7 @@ import pytest
 
 import toolmend
 from ollama_server import Reply, ScriptedOllama
+from toolmend.client import TextDelta
 from toolmend.config import RetryConfig
 from wires import WIRES, Wire, read_file_registry
 
@@ -80,3 +81,59 @@ def test_one_bad_token_spoils_neither_the_reply_nor_its_calls(wire: Wire, bad: b
     result = _run(wire, reply, read_file_registry())
     assert result.text == "x\ufffdy"
     assert [(c.name, c.arguments) for c in result.tool_calls] == [("read_file", {"path": "a.txt"})]
+
+
+#: Calls written without a marker: the whole reply is the call, or (with a registry) JSON amid prose names a tool.
+UNMARKED = [
+    ('{"name": "read_file", "arguments": {"path": "a.txt"}}', None),
+    ("[read_file(path='a.txt')]", None),
+    ('```json\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n```', None),
+    ('I will read it: {"name": "read_file", "arguments": {"path": "a.txt"}} now.', "registry"),
+]
+
+
+@pytest.mark.parametrize("content, registry", UNMARKED)
+@pytest.mark.parametrize("wire", WIRES, ids=str)
+def test_calls_written_without_a_marker_are_found_on_every_path(wire: Wire, content: str, registry: Any) -> None:
+    registry = read_file_registry() if registry else None
+    whole = toolmend.parse_response({"message": {"content": content}}, registry)
+    assert [(c.name, c.arguments) for c in whole.calls] == [("read_file", {"path": "a.txt"})]
+    events: list[Any] = []
+
+    async def go() -> Any:
+        with ScriptedOllama([wire.calls(text=content)]) as server:
+            async with wire.client(server, registry, RetryConfig(max_retries=0)) as client:
+                return await wire.turn(client, events)
+
+    result = asyncio.run(go())
+    assert [(c.name, c.arguments, str(c.source)) for c in result.tool_calls] == [
+        (c.name, c.arguments, str(c.source)) for c in whole.calls
+    ]
+    assert result.text == whole.text
+    if wire.streamed:
+        # What a consumer shows ends as the whole reply's text: text that went out holding the call is corrected
+        # at the end (a fence that may be the whole reply is held instead), and the call follows.
+        shown = ""
+        for e in events:
+            if isinstance(e, TextDelta):
+                shown = e.text if e.revised else shown + e.text
+        assert shown.strip() == whole.text
+        kinds = [type(e).__name__ for e in events]
+        assert kinds.count("ToolCallCompleted") == 1 and kinds[-2] == "ToolCallCompleted"
+
+
+def test_the_text_parser_finds_unmarked_calls_once_the_text_ends() -> None:
+    parser = toolmend.TextCallParser()
+    text = "[read_file(path='a.txt'), read_file(path='b.txt')]"
+    items = [item for ch in text for item in parser.feed(ch)]
+    assert "".join(i for i in items if isinstance(i, str)) == text  # nothing is held while it may be prose
+    end = parser.flush()
+    assert isinstance(end[0], toolmend.TextWithoutCalls) and end[0].text == ""
+    assert [(c.name, c.arguments, c.index) for c in end[1:]] == [
+        ("read_file", {"path": "a.txt"}, 0),
+        ("read_file", {"path": "b.txt"}, 1),
+    ]
+    # Prose with brackets that hold no call stays text, and nothing more comes at the end.
+    parser.reset()
+    prose = "Use a list [1, 2] or a dict {\"a\": 1}."
+    assert parser.feed(prose) == [prose] and parser.flush() == []

@@ -26,7 +26,7 @@ from toolmend.errors import (
 )
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
 from toolmend.response import TEXT_FORMATS, ParseResult, TextCalls, ToolCall, ToolCallError, parse_response
-from toolmend._core import Reasoning, StreamEvent, TextCallParser, ToolCallAccumulator, ToolCallDelta
+from toolmend._core import Reasoning, StreamEvent, TextCallParser, TextWithoutCalls, ToolCallAccumulator, ToolCallDelta
 
 __all__ = [
     "Attempt",
@@ -71,6 +71,7 @@ __all__ = [
     "TEXT_FORMATS",
     "TextCallParser",
     "TextCalls",
+    "TextWithoutCalls",
     "ToolInfo",
     "ToolCall",
     "ToolCallAccumulator",

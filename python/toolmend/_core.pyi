@@ -594,6 +594,16 @@ class Reasoning:
     @property
     def was_text(self) -> bool: ...
 
+@final
+class TextWithoutCalls:
+    """At the end of streamed text (``flush``): the text handed out held calls written without a marker (bare
+    JSON, a pythonic list), which only the whole text tells apart from prose. ``text`` is the text without them, to
+    stand instead of what was handed out; the calls come next."""
+
+    def __init__(self, text: str) -> None: ...
+    @property
+    def text(self) -> str: ...
+
 class TextCallParser:
     """Tool calls out of text that arrives token by token."""
 
@@ -612,8 +622,11 @@ class TextCallParser:
     def feed(self, token: str) -> list[str | ToolCall | ToolCallError | Reasoning]:
         """One more token; returns text (str), reasoning (Reasoning) and calls (ToolCall, or
         ToolCallError) in order."""
-    def flush(self, finish_reason: str | None = None) -> list[str | ToolCall | ToolCallError | Reasoning]:
-        """The end of the text: what is held back, a block still open read as it is.
+    def flush(
+        self, finish_reason: str | None = None
+    ) -> list[str | ToolCall | ToolCallError | Reasoning | TextWithoutCalls]:
+        """The end of the text: what is held back, a block still open read as it is, and the calls written without
+        a marker (bare JSON, a pythonic list) in the text handed out, after a TextWithoutCalls.
 
         ``finish_reason``: why the reply ended; at the token limit ("length", "max_tokens") the last call is cut off
         (TLP-010, or taken marked ``truncated`` where allowed) when anything in it needed mending."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Mapping
 
-from toolmend._core import Reasoning, TextCallParser, ToolCall, ToolCallAccumulator
+from toolmend._core import Reasoning, TextCallParser, TextWithoutCalls, ToolCall, ToolCallAccumulator
 from toolmend.client.events import (
     ReasoningDelta,
     TextDelta,
@@ -152,6 +152,10 @@ class Assembly:
                 self.text_parts.clear()
             self.thinking_parts.append(item.text)
             return ReasoningDelta(item.text, item.was_text)
+        if isinstance(item, TextWithoutCalls):
+            # The text shown held calls written as bare JSON: the reply's text is this.
+            self.text_parts[:] = [item.text]
+            return TextDelta(item.text, revised=True)
         self.errors.append(item)
         return ToolCallFailed(item.index, item)
 

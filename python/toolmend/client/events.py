@@ -30,9 +30,13 @@ class ChatResult:
 
 @dataclass(frozen=True)
 class TextDelta:
-    """Text of the reply, as it arrives (calls written in the text are taken out)."""
+    """Text of the reply, as it arrives (calls written in the text are taken out). With ``revised``, at the end
+    of the reply: the text shown held calls written without a marker (bare JSON, a pythonic list), which only the
+    whole reply tells apart from prose; ``text`` is the reply's whole text without them, to show instead, and
+    their calls follow."""
 
     text: str
+    revised: bool = False
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pipeline::ToolCallError>()?;
     m.add_class::<pipeline::ParseResult>()?;
     m.add_class::<stream::Reasoning>()?;
+    m.add_class::<stream::TextWithoutCalls>()?;
     m.add_function(wrap_pyfunction!(pipeline::parse_response, m)?)?;
     m.add_function(wrap_pyfunction!(wire::delta_text, m)?)?;
     m.add_class::<stream::ToolCallDelta>()?;

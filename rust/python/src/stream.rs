@@ -7,7 +7,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use toolmend_core::partial::mended_look;
-use toolmend_core::pipeline::{check_stream, check_text_events, Pipeline, TextItem};
+use toolmend_core::pipeline::{check_stream, check_text_events, finish_text, Pipeline, TextItem};
 use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
 use toolmend_core::wire::{is_limit_reason, StreamReader};
 use toolmend_core::{ErrorCode, Limits};
@@ -394,7 +394,9 @@ impl TextCallParser {
     /// anything in it needed mending.
     #[pyo3(signature = (finish_reason=None))]
     fn flush(&mut self, py: Python<'_>, finish_reason: Option<&str>) -> PyResult<Vec<Py<PyAny>>> {
-        let events = self.core.flush();
+        let registry = self.registry.as_ref().map(|r| r.borrow(py));
+        let events = finish_text(&PyHost::new(py, registry.as_deref()), &mut self.core);
+        drop(registry);
         self.convert(py, events, finish_reason.is_some_and(is_limit_reason))
     }
 
@@ -431,6 +433,9 @@ impl TextCallParser {
                     TextItem::Text(text) => PyString::new(py, &text).into_any().unbind(),
                     TextItem::Reasoning(text) => Reasoning::item(py, text, false)?,
                     TextItem::TextWasReasoning(text) => Reasoning::item(py, text, true)?,
+                    TextItem::TextWithoutCalls(text) => {
+                        untracked(py, TextWithoutCalls { text })?.into_any()
+                    }
                     TextItem::Call(call) => {
                         untracked(py, ToolCall::from_checked(py, call))?.into_any()
                     }
@@ -464,5 +469,25 @@ impl Reasoning {
 impl Reasoning {
     fn item(py: Python<'_>, text: String, was_text: bool) -> PyResult<Py<PyAny>> {
         Ok(untracked(py, Reasoning { text, was_text })?.into_any())
+    }
+}
+
+/// At the end of streamed text: what was handed out as text held calls written without a marker
+/// (bare JSON, a pythonic list), which only the whole text tells apart from prose. `text` is the
+/// text without them, to stand instead of what was handed out; the calls come next.
+#[pyclass(module = "toolmend", frozen, get_all)]
+pub struct TextWithoutCalls {
+    text: String,
+}
+
+#[pymethods]
+impl TextWithoutCalls {
+    #[new]
+    fn py_new(text: String) -> Self {
+        TextWithoutCalls { text }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TextWithoutCalls(text={:?})", self.text)
     }
 }

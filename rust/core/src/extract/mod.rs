@@ -401,11 +401,20 @@ pub enum TextEvent {
     /// The text handed out so far was part of it and belongs to the reasoning, not the
     /// answer; the calls it seemed to make were held back and are dropped.
     TextWasReasoning(String),
+    /// At the end of the text: what was handed out as text held calls written without a
+    /// marker (bare JSON, a pythonic list), which only the whole text tells apart from prose
+    /// (see `text_calls`). `text` is the reply's text without them, as `text_calls` gives it,
+    /// to stand instead of the text handed out.
+    CallsInText {
+        text: String,
+        calls: Vec<FoundCall>,
+    },
 }
 
-/// Reads tool calls out of text that arrives token by token, by the same pass as `text_calls`
-/// (bare JSON in prose aside: without a marker, a stream does not wait to see whether an object
-/// is a call). Plain text is handed back at once, except an end that may be the start of a
+/// Reads tool calls out of text that arrives token by token, by the same pass as `text_calls`.
+/// Calls written without a marker (bare JSON, a pythonic list) are known only once the text
+/// ends: the stream does not wait for them, and `finish` hands them out with the text
+/// corrected (`TextEvent::CallsInText`). Plain text is handed back at once, except an end that may be the start of a
 /// marker; a block is held until it ends, then read as calls. Text is held while it is not yet
 /// known to be quoted (inline code not yet closed, fences that may be the whole reply), at most
 /// `max_buffer` bytes: a block longer than that is given back as text, and so are fences held
@@ -425,6 +434,12 @@ pub struct TextCallParser {
     /// Until a reasoning marker settles whether the reply began inside a reasoning block, the
     /// text as fed (a lone closer makes it reasoning) and the calls found in it, held back.
     unsettled: Option<Unsettled>,
+    /// All the text fed, for calls written without a marker (None once it outgrows
+    /// `limits.max_size`, past which a whole reply is refused anyway, or when no such format
+    /// is taken).
+    fed: Option<String>,
+    /// Text with a `{` or `[` in it was handed out: only then may it hold such calls.
+    bracket_shown: bool,
 }
 
 /// What a stream holds while a lone reasoning closer may still come.
@@ -443,7 +458,7 @@ impl std::fmt::Debug for Engine {
 
 impl TextCallParser {
     pub fn new(limits: Limits, max_buffer: usize) -> Self {
-        TextCallParser {
+        let mut parser = TextCallParser {
             limits,
             max_buffer,
             buffer: String::new(),
@@ -452,12 +467,17 @@ impl TextCallParser {
             quoted_calls: 0,
             formats: Formats::default(),
             unsettled: Some(Unsettled::default()),
-        }
+            fed: None,
+            bracket_shown: false,
+        };
+        parser.reset();
+        parser
     }
 
     /// Takes only the formats in `formats` (the default preset otherwise).
     pub fn with_formats(mut self, formats: Formats) -> Self {
         self.formats = formats;
+        self.reset();
         self
     }
 
@@ -466,16 +486,48 @@ impl TextCallParser {
         if let Some(u) = &mut self.unsettled {
             u.raw.push_str(token);
         }
+        if let Some(fed) = &mut self.fed {
+            if fed.len() + token.len() > self.limits.max_size {
+                self.fed = None;
+            } else {
+                fed.push_str(token);
+            }
+        }
         self.run(false)
     }
 
     /// The end of the text: a block still open is read as it is (repaired where cut off), and
-    /// fences still held were the whole reply.
+    /// fences still held were the whole reply. Calls written without a marker are not looked
+    /// for (see `finish`).
     pub fn flush(&mut self) -> Vec<TextEvent> {
-        let events = self.run(true);
+        self.fed = None;
+        self.finish(None)
+    }
+
+    /// `flush`, and the calls written without a marker in the text handed out, read from the
+    /// whole text as `text_calls` reads it (`is_tool` as there): the stream's calls are then
+    /// those of the whole reply. Linear: the text is read once more, only when text with a
+    /// bracket was handed out.
+    pub fn finish(&mut self, is_tool: Option<&dyn Fn(&str) -> bool>) -> Vec<TextEvent> {
+        let mut events = self.run(true);
+        let fed = self.fed.take().filter(|_| self.bracket_shown);
         let quoted = self.quoted();
         self.reset();
         self.quoted_calls = quoted;
+        if let Some(fed) = fed {
+            let whole = text_calls_in(&fed, &self.limits, is_tool, self.formats);
+            let unmarked: Vec<FoundCall> = whole
+                .calls
+                .into_iter()
+                .filter(|c| matches!(c.format, BARE_JSON | PYTHONIC | ANY_JSON))
+                .collect();
+            if !unmarked.is_empty() {
+                events.push(TextEvent::CallsInText {
+                    text: whole.text,
+                    calls: unmarked,
+                });
+            }
+        }
         events
     }
 
@@ -486,6 +538,12 @@ impl TextCallParser {
         self.engine = Engine::new(self.max_buffer);
         self.quoted_calls = 0;
         self.unsettled = Some(Unsettled::default());
+        let unmarked = [BARE_JSON, PYTHONIC, ANY_JSON];
+        self.fed = unmarked
+            .iter()
+            .any(|f| self.formats.takes(f))
+            .then(String::new);
+        self.bracket_shown = false;
     }
 
     /// Calls seen where the model only quotes (see `TextCalls::quoted`), since `new` or
@@ -581,6 +639,10 @@ impl TextCallParser {
             events.push(TextEvent::Calls(calls));
         }
         flush_text(&mut text, &mut events);
+        self.bracket_shown = self.bracket_shown
+            || events.iter().any(|e| {
+                matches!(e, TextEvent::Text(t) if memchr::memchr2(b'{', b'[', t.as_bytes()).is_some())
+            });
         // An opener settled it (a closer after it is no lone closer), or the text ended: the
         // calls held are the reply's.
         if at_end || self.engine.reasoning_seen {

@@ -317,6 +317,7 @@ fn streamed(text: &str) -> (Vec<Named>, String) {
             TextEvent::Calls(found) => {
                 calls.extend(found.into_iter().map(|c| (c.name, c.arguments)))
             }
+            TextEvent::CallsInText { .. } => unreachable!("flush looks for no unmarked call"),
         }
     }
     (calls, shown)
@@ -387,6 +388,7 @@ fn text_after_a_fenced_value_reads_alike_whole_or_streamed() {
             TextEvent::Text(t) => whole_text.push_str(&t),
             TextEvent::Reasoning(_) => {}
             TextEvent::TextWasReasoning(_) => whole_text.clear(),
+            TextEvent::CallsInText { .. } => unreachable!("flush looks for no unmarked call"),
             TextEvent::Calls(found) => {
                 whole_calls.extend(found.into_iter().map(|c| (c.name, c.arguments)))
             }
@@ -422,6 +424,7 @@ fn calls_after_an_oversize_block_are_found_whole_or_streamed() {
                 TextEvent::Text(t) => shown.push_str(&t),
                 TextEvent::Reasoning(_) => {}
                 TextEvent::TextWasReasoning(_) => shown.clear(),
+                TextEvent::CallsInText { .. } => unreachable!("flush looks for no unmarked call"),
                 TextEvent::Calls(found) => names.extend(found.into_iter().map(|c| c.name)),
             }
         }
@@ -472,6 +475,7 @@ fn streamed_in(text: &str, step: usize, max_buffer: usize) -> (Vec<Coded>, Strin
             TextEvent::Text(t) => shown.push_str(&t),
             TextEvent::Reasoning(_) => {}
             TextEvent::TextWasReasoning(_) => shown.clear(),
+            TextEvent::CallsInText { .. } => unreachable!("flush looks for no unmarked call"),
             TextEvent::Calls(found) => calls.extend(
                 found
                     .into_iter()
@@ -742,6 +746,10 @@ fn read_tokens(parser: &mut TextCallParser, text: &str, step: usize) -> (Vec<Fou
             TextEvent::Reasoning(_) => {}
             TextEvent::TextWasReasoning(_) => shown.clear(),
             TextEvent::Calls(found) => calls.extend(found),
+            TextEvent::CallsInText { text, calls: found } => {
+                shown = text;
+                calls.extend(found);
+            }
         }
     }
     (calls, shown)
@@ -983,6 +991,51 @@ mod split {
                 prop_assert_eq!(whole.2, batch.quoted, "{:?}", text);
             }
         }
+
+        /// Finished (`finish`), the token reader gives the batch reader's calls, bare JSON and
+        /// pythonic lists included (those last, once the text has ended), and its text.
+        #[test]
+        fn any_split_finished_reads_as_the_whole(
+            parts in proptest::collection::vec(proptest::sample::select(PARTS), 0..24),
+            step in 1usize..9,
+        ) {
+            let text: String = parts.concat();
+            let mut parser = TextCallParser::new(Limits { timeout_ms: 0, ..Limits::default() }, 1 << 20);
+            let (mut calls, mut shown, mut reasoning) = (Vec::new(), String::new(), String::new());
+            let mut from = 0;
+            let mut events = Vec::new();
+            while from < text.len() {
+                let mut to = (from + step).min(text.len());
+                while !text.is_char_boundary(to) {
+                    to += 1;
+                }
+                events.extend(parser.feed(&text[from..to]));
+                from = to;
+            }
+            events.extend(parser.finish(None));
+            for event in events {
+                match event {
+                    TextEvent::Text(t) => shown.push_str(&t),
+                    TextEvent::Reasoning(r) => reasoning.push_str(&r),
+                    TextEvent::TextWasReasoning(r) => {
+                        shown.clear();
+                        reasoning = r;
+                    }
+                    TextEvent::Calls(found) => calls.extend(found),
+                    TextEvent::CallsInText { text, calls: found } => {
+                        shown = text;
+                        calls.extend(found);
+                    }
+                }
+            }
+            let batch = untimed(&text);
+            let unmarked = |c: &FoundCall| matches!(c.format, "bare_json" | "pythonic");
+            let (bare, marked): (Vec<_>, Vec<_>) = batch.calls.into_iter().partition(unmarked);
+            let expected: Vec<_> = marked.into_iter().chain(bare).collect();
+            prop_assert_eq!(&calls, &expected, "{:?}", text);
+            prop_assert_eq!(shown.trim(), batch.text.as_str(), "{:?}", text);
+            prop_assert_eq!(reasoning.trim(), batch.reasoning.as_str(), "{:?}", text);
+        }
     }
 }
 
@@ -1119,6 +1172,10 @@ fn streamed_parts(text: &str, step: usize) -> (Vec<Option<String>>, String, Stri
             TextEvent::TextWasReasoning(r) => {
                 shown.clear();
                 reasoning = r;
+            }
+            TextEvent::CallsInText { text, calls } => {
+                shown = text;
+                names.extend(calls.into_iter().map(|c| c.name));
             }
         }
     }

@@ -30,7 +30,7 @@ use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{ErrorOf, JsonLike};
 
 pub use reply::{
-    check_message, check_reply, check_stream, check_text_events, MessageText, TextItem,
+    check_message, check_reply, check_stream, check_text_events, finish_text, MessageText, TextItem,
 };
 pub use serde_host::SerdeHost;
 

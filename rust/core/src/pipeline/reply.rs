@@ -1,7 +1,7 @@
 //! The calls of a whole reply and of a stream's assembled calls, through the pipeline.
 
 use crate::error::ErrorCode;
-use crate::extract::{text_calls_in, Formats, TextEvent};
+use crate::extract::{text_calls_in, Formats, TextCallParser, TextEvent};
 use crate::limits::Limits;
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{call_entry, join_text, ErrorOf, Reply, ReplyMessage};
@@ -99,10 +99,7 @@ pub fn check_message<H: Host>(
         });
     }
     let host = pipeline.host();
-    // With a registry, a JSON object in plain prose is a call only when it names a known tool.
-    let is_tool = host
-        .registry()
-        .map(|r| move |name: &str| r.get(name).is_ok());
+    let is_tool = known_tool(host);
     let found = text_calls_in(
         &content,
         pipeline.limits(),
@@ -118,6 +115,19 @@ pub fn check_message<H: Host>(
         text: found.text,
         reasoning: reasoning.unwrap_or_default(),
     })
+}
+
+/// With a registry, a JSON object in plain prose is a call only when it names a known tool.
+fn known_tool<H: Host>(host: &H) -> Option<impl Fn(&str) -> bool + '_> {
+    host.registry()
+        .map(|r| move |name: &str| r.get(name).is_ok())
+}
+
+/// The end of streamed text (`TextCallParser::finish`), the calls written without a marker
+/// told from prose as `check_message` tells them in a whole reply.
+pub fn finish_text<H: Host>(host: &H, parser: &mut TextCallParser) -> Vec<TextEvent> {
+    let is_tool = known_tool(host);
+    parser.finish(is_tool.as_ref().map(|f| f as &dyn Fn(&str) -> bool))
 }
 
 /// Whether text may hold a reasoning marker (with no call format taken, only then is it read).
@@ -163,6 +173,9 @@ pub enum TextItem<V> {
     /// See `TextEvent::Reasoning` and `TextEvent::TextWasReasoning`.
     Reasoning(String),
     TextWasReasoning(String),
+    /// See `TextEvent::CallsInText`: the reply's text without the calls written in it, to stand
+    /// instead of the text handed out; its calls come next.
+    TextWithoutCalls(String),
     Call(CheckedCall<V>),
     Refused(RejectedCall<V>),
 }
@@ -181,7 +194,7 @@ pub fn check_text_events<H: Host>(
 ) -> Result<Vec<TextItem<H::Value>>, ErrorOf<H::Value>> {
     let last_block = events
         .iter()
-        .rposition(|e| matches!(e, TextEvent::Calls(_)));
+        .rposition(|e| matches!(e, TextEvent::Calls(_) | TextEvent::CallsInText { .. }));
     let mut out = Vec::with_capacity(events.len());
     for (i, event) in events.into_iter().enumerate() {
         let found = match event {
@@ -198,6 +211,10 @@ pub fn check_text_events<H: Host>(
                 continue;
             }
             TextEvent::Calls(found) => found,
+            TextEvent::CallsInText { text, calls } => {
+                out.push(TextItem::TextWithoutCalls(text));
+                calls
+            }
         };
         let mut pipeline = Pipeline::new(host, limits, true).allow_truncated(allow_truncated);
         pipeline.set_cut_by_length(cut_by_length && Some(i) == last_block);

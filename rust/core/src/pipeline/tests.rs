@@ -497,6 +497,7 @@ fn text_events_come_back_in_order_numbered_on_and_only_the_last_block_is_cut() {
             TextItem::Text(t) => format!("text {}", t.trim()),
             TextItem::Reasoning(t) => format!("reasoning {}", t.trim()),
             TextItem::TextWasReasoning(t) => format!("was reasoning {}", t.trim()),
+            TextItem::TextWithoutCalls(t) => format!("text without calls {}", t.trim()),
             TextItem::Call(c) => format!("call {} {}", c.index, c.name),
             TextItem::Refused(e) => format!("refused {} {}", e.index, e.failure.code.as_str()),
         })
