@@ -4,6 +4,7 @@ chat and chat_stream (max_retries=0). Repeated calls of one reply are all kept, 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -137,3 +138,28 @@ def test_the_text_parser_finds_unmarked_calls_once_the_text_ends() -> None:
     parser.reset()
     prose = "Use a list [1, 2] or a dict {\"a\": 1}."
     assert parser.feed(prose) == [prose] and parser.flush() == []
+
+
+def test_a_dict_with_lone_surrogates_reads_as_its_bytes_do() -> None:
+    """A str may hold lone surrogates (json.loads of "\\ud800" makes one): a reply given as a dict holding them in
+    its text, a call's name or its arguments text is read as the same reply's bytes are, each surrogate one
+    U+FFFD, never a UnicodeEncodeError."""
+    reply = {
+        "message": {
+            "content": "hi \ud800 there",
+            "tool_calls": [
+                {"function": {"name": "f", "arguments": '{"a": "\udc00"}'}},
+                {"function": {"name": "g\ud800", "arguments": "{}"}},
+            ],
+        }
+    }
+    as_dict = toolmend.parse_response(reply)
+    as_bytes = toolmend.parse_response(json.dumps(reply).encode())
+    assert as_dict.text == as_bytes.text == "hi \ufffd there"
+    assert [(c.name, c.arguments) for c in as_dict.calls] == [(c.name, c.arguments) for c in as_bytes.calls]
+    assert [c.arguments for c in as_dict.calls] == [{"a": "\ufffd"}]
+    assert [(e.code, e.tool_name) for e in as_dict.errors] == [(e.code, e.tool_name) for e in as_bytes.errors]
+    assert [e.code for e in as_dict.errors] == ["TLP-003"]
+    acc = toolmend.ToolCallAccumulator()
+    acc.feed({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a": "\udc00"}'}}]}}]})
+    assert [c.arguments for c in acc.finish().calls] == [{"a": "\ufffd"}]

@@ -30,6 +30,10 @@ fn parse(pieces: &[&str]) -> (String, Vec<FoundCall>, usize) {
                 TextEvent::Calls(found) => calls.extend(found),
                 TextEvent::Reasoning(_) => {}
                 TextEvent::TextWasReasoning(_) => text.clear(),
+                TextEvent::CallsInText { text: t, calls: found } => {
+                    text = t;
+                    calls.extend(found);
+                }
             }
         }
     };
@@ -37,7 +41,8 @@ fn parse(pieces: &[&str]) -> (String, Vec<FoundCall>, usize) {
         take(parser.feed(piece));
     }
     let quoted_before_flush = parser.quoted();
-    take(parser.flush());
+    // With the calls written without a marker, read from the whole text at its end.
+    take(parser.finish(None));
     assert!(parser.quoted() >= quoted_before_flush);
     (text, calls, parser.quoted())
 }

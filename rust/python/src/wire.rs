@@ -2,6 +2,8 @@
 //! them in place: dicts from orjson (or the caller) are never converted, member names are
 //! interned once, and JSON text is parsed by orjson (valid) or built by jiter (repaired).
 
+use std::borrow::Cow;
+
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -104,9 +106,15 @@ impl<'py> JsonLike for Obj<'py> {
         self.0.is_instance_of::<PyString>() || self.0.is_instance_of::<PyBytes>()
     }
 
-    fn as_str(&self) -> PyResult<Option<&str>> {
+    fn as_str(&self) -> PyResult<Option<Cow<'_, str>>> {
         match self.0.cast::<PyString>() {
-            Ok(s) => s.to_str().map(Some),
+            // A lone surrogate is no UTF-8: read with U+FFFD in its place, as its escape is mended.
+            Ok(s) => Ok(Some(match s.to_str() {
+                Ok(text) => Cow::Borrowed(text),
+                Err(_) => Cow::Owned(toolmend_core::repair::utf8_lossy(
+                    &crate::convert::input_bytes(s.as_any())?,
+                )),
+            })),
             Err(_) => Ok(None),
         }
     }
@@ -151,7 +159,10 @@ impl<'py> JsonLike for Obj<'py> {
             Ok(s) => s.clone(),
             Err(_) => self.0.str().ok()?,
         };
-        Some(shown.to_string_lossy().into_owned())
+        Some(match shown.to_str() {
+            Ok(text) => text.to_owned(),
+            Err(_) => toolmend_core::repair::utf8_lossy(&crate::convert::input_bytes(&shown).ok()?),
+        })
     }
 
     fn to_json(&self) -> PyResult<String> {

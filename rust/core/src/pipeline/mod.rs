@@ -15,6 +15,7 @@ mod serde_host;
 #[cfg(test)]
 mod tests;
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -366,6 +367,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             Some(n) => n.as_str()?,
             None => None,
         };
+        let name = name.as_deref();
         let raw = c.raw.clone().or_else(|| match &c.arguments {
             Arguments::Given(a) => Some(a.clone()),
             _ => None,
@@ -393,7 +395,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
                 let mut all = c.repairs;
                 all.extend(repairs);
                 let id = c.id.filter(|id| match id.as_str() {
-                    Ok(Some(text)) => self.ids.insert(text.to_owned()),
+                    Ok(Some(text)) => self.ids.insert(text.into_owned()),
                     _ => true,
                 });
                 self.calls.push(CheckedCall {
@@ -459,7 +461,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             .as_str()
             .ok()
             .flatten()
-            .map(str::to_owned);
+            .map(Cow::into_owned);
         let tool_allows = match (self.host.registry(), &name) {
             (Some(registry), Some(name)) => registry
                 .get(name)

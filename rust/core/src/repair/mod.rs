@@ -307,3 +307,14 @@ fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Me
         plain_numbers: !engine.wide_numbers,
     })
 }
+
+/// Text of bytes that may not be UTF-8, each invalid sequence read as U+FFFD, and a surrogate
+/// encoded on its own (how Python's `surrogatepass` writes a lone surrogate of a `str`) as one
+/// U+FFFD: as the repair pass reads the same bytes.
+pub fn utf8_lossy(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_owned(),
+        Err(_) => String::from_utf8(prepass::replace_invalid_utf8(bytes).0)
+            .expect("every invalid sequence was replaced"),
+    }
+}

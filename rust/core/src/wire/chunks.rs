@@ -4,6 +4,7 @@
 
 use crate::limits::Limits;
 use crate::stream::{Accumulator, Delta, Event};
+use std::borrow::Cow;
 
 use super::envelope::{kind_of, stopped_at_limit};
 use super::framing::{line_kind, Frame, LineFramer, LineKind};
@@ -91,7 +92,7 @@ impl StreamReader {
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
     ) -> Result<(), V::Error> {
         if let Some(kind) = chunk.get(Key::Type) {
-            if let Some(delta) = self.typed_event(chunk, kind.as_str()?.unwrap_or_default())? {
+            if let Some(delta) = self.typed_event(chunk, &kind.as_str()?.unwrap_or_default())? {
                 return match delta {
                     Some(delta) => self.feed_delta(delta, sink),
                     None => self.end_of_turn(sink),
@@ -334,7 +335,7 @@ impl StreamReader {
         let index = |key| event.get(key).and_then(|i| i.as_index());
         let text = |v: Option<V>| -> Result<Option<String>, V::Error> {
             Ok(match v {
-                Some(v) => v.as_str()?.map(str::to_owned),
+                Some(v) => v.as_str()?.map(Cow::into_owned),
                 None => None,
             })
         };
@@ -457,7 +458,7 @@ impl StreamReader {
         self.next_ollama_index = index + 1;
         let arguments = match member(Key::Arguments) {
             Some(a) => Some(match a.as_str()? {
-                Some(text) => text.to_owned(),
+                Some(text) => text.into_owned(),
                 None => a.to_json()?,
             }),
             None => None,

@@ -7,6 +7,7 @@
 
 use crate::limits::Limits;
 use crate::repair::repair;
+use std::borrow::Cow;
 
 use super::value::{ErrorOf, JsonLike, Key, Parser};
 
@@ -54,7 +55,7 @@ pub fn stopped_at_limit<V: JsonLike>(value: &V) -> bool {
     .any(|(key, said)| {
         value
             .get(key)
-            .is_some_and(|v| v.as_str().ok().flatten() == Some(said))
+            .is_some_and(|v| v.as_str().ok().flatten().as_deref() == Some(said))
     })
 }
 
@@ -244,7 +245,7 @@ fn reply_body<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
     if let Some(text) = reply.get(Key::Response) {
         // Ollama's `/api/generate`: the model's text, which may hold calls.
         return Ok(Reply::Messages(vec![ReplyMessage::text(
-            text.as_str()?.map(str::to_owned),
+            text.as_str()?.map(Cow::into_owned),
         )]));
     }
     if reply.is_object() && MESSAGE_KEYS.into_iter().any(|k| reply.has(k)) {
@@ -271,7 +272,7 @@ fn reply_body<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
 /// The `type` of a content block, output item or stream event.
 pub(crate) fn kind_of<V: JsonLike>(value: &V) -> Result<Option<String>, V::Error> {
     match value.get(Key::Type) {
-        Some(t) => Ok(t.as_str()?.map(str::to_owned)),
+        Some(t) => Ok(t.as_str()?.map(Cow::into_owned)),
         None => Ok(None),
     }
 }
@@ -280,10 +281,10 @@ pub(crate) fn kind_of<V: JsonLike>(value: &V) -> Result<Option<String>, V::Error
 /// JSON), at most 2,000 characters.
 fn error_message<V: JsonLike>(error: &V) -> Result<String, V::Error> {
     let text = match error.as_str()? {
-        Some(text) => text.to_owned(),
+        Some(text) => text.into_owned(),
         None => match error.get(Key::Message) {
             Some(message) => match message.as_str()? {
-                Some(text) => text.to_owned(),
+                Some(text) => text.into_owned(),
                 None => message.display().unwrap_or_default(),
             },
             None => error.to_json()?,
@@ -303,7 +304,7 @@ pub(crate) fn content_text<V: JsonLike>(
     reasoning: &mut Option<String>,
 ) -> Result<Option<String>, V::Error> {
     if let Some(text) = content.as_str()? {
-        return Ok(Some(text.to_owned()));
+        return Ok(Some(text.into_owned()));
     }
     let Some(parts) = content.items() else {
         return Ok(None);
@@ -317,7 +318,7 @@ pub(crate) fn content_text<V: JsonLike>(
             }
             _ => {
                 if let Some(t) = part.get(Key::Text) {
-                    join_text(&mut text, t.as_str()?.map(str::to_owned));
+                    join_text(&mut text, t.as_str()?.map(Cow::into_owned));
                 }
             }
         }
@@ -329,7 +330,7 @@ pub(crate) fn content_text<V: JsonLike>(
 /// `summary` or `text`, each text or a list of text parts), or a list of such.
 pub(crate) fn reasoning_of<V: JsonLike>(value: &V) -> Result<Option<String>, V::Error> {
     if let Some(text) = value.as_str()? {
-        return Ok(Some(text.to_owned()));
+        return Ok(Some(text.into_owned()));
     }
     if let Some(items) = value.items() {
         let mut joined = None;
@@ -507,12 +508,12 @@ fn streamed_message<P: Parser>(
         };
         if let Some(text) = message.get(Key::Content) {
             if let Some(text) = text.as_str()? {
-                content.push_str(text);
+                content.push_str(&text);
             }
         }
         if let Some(text) = message.get(Key::Thinking) {
             if let Some(text) = text.as_str()? {
-                reasoning.push_str(text);
+                reasoning.push_str(&text);
             }
         }
         if let Some(calls) = message.get(Key::ToolCalls).and_then(|c| c.items()) {

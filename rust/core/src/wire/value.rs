@@ -2,6 +2,8 @@
 //! here and by Python objects in the binding (the way one reader can serve JSON text and Python
 //! objects alike), so every decision is written once.
 
+use std::borrow::Cow;
+
 use std::convert::Infallible;
 
 use serde_json::Value;
@@ -102,8 +104,10 @@ pub trait JsonLike: Clone {
     fn is_object(&self) -> bool;
     /// JSON text still to be read: a string (the binding takes bytes too).
     fn is_text(&self) -> bool;
-    /// A string's text; `Ok(None)` for any other value.
-    fn as_str(&self) -> Result<Option<&str>, Self::Error>;
+    /// A string's text; `Ok(None)` for any other value. Borrowed where the host holds UTF-8; a
+    /// string the host holds that is not valid Unicode (a lone surrogate in Python) is read with
+    /// U+FFFD in its place, as the text of such bytes is mended.
+    fn as_str(&self) -> Result<Option<Cow<'_, str>>, Self::Error>;
     /// An array's elements; None for any other value.
     fn items(&self) -> Option<Vec<Self>>;
     /// A whole number that can index calls (as Python reads it: a bool is 0 or 1).
@@ -161,8 +165,8 @@ impl JsonLike for Value {
         self.is_string()
     }
 
-    fn as_str(&self) -> Result<Option<&str>, Infallible> {
-        Ok(Value::as_str(self))
+    fn as_str(&self) -> Result<Option<Cow<'_, str>>, Infallible> {
+        Ok(Value::as_str(self).map(Cow::Borrowed))
     }
 
     fn items(&self) -> Option<Vec<Self>> {
