@@ -51,6 +51,12 @@ EXPECTED: dict[str, tuple[list[tuple[str, Any]], str, str]] = {
         "Checking.",
         REASONING,
     ),
+    "lmstudio_tool_call.sse": ([("get_weather", {"city": "Paris"})], "", ""),
+    "gemini_openai_parallel_calls.sse": (
+        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})],
+        "",
+        "",
+    ),
 }
 
 
