@@ -17,6 +17,9 @@ from wires import instant
 
 DATA = Path(__file__).parent / "data" / "provider_streams"
 
+#: The reasoning of the fixtures written after vLLM, SGLang and Ollama's OpenAI shim: a <tool_call> in it is no call.
+REASONING = 'Call <tool_call>{"name": "delete_file", "arguments": {}}</tool_call>? No: the user asked for the weather.'
+
 #: fixture -> (calls as (name, arguments), text, reasoning)
 EXPECTED: dict[str, tuple[list[tuple[str, Any]], str, str]] = {
     "deepseek_empty_ids.sse": ([("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})], "", ""),
@@ -32,6 +35,27 @@ EXPECTED: dict[str, tuple[list[tuple[str, Any]], str, str]] = {
         [("get_weather", {"city": "Paris"})],
         "Checking.",
         'Maybe <tool_call>{"name": "delete_file", "arguments": {}}</tool_call> no: the weather.',
+    ),
+    # The content "\n\n" that vLLM and SGLang send between </think> and <tool_call> is the reply's text, and text
+    # is given without the space around it (as parse_response gives it): "".
+    "vllm_reasoning_tool_call.sse": ([("get_weather", {"city": "Paris"})], "", REASONING),
+    "llamacpp_reasoning_tool_call_timings.sse": (
+        [("get_weather", {"city": "Paris"})],
+        "",
+        'Call <tool_call>{"name": "delete_file", "arguments": {}}</tool_call>? No: the weather.',
+    ),
+    "llamacpp_usage_timings.sse": ([("get_weather", {"city": "Paris"})], "Checking.", ""),
+    "sglang_reasoning_tool_call.sse": ([("get_weather", {"city": "Paris"})], "", REASONING),
+    "ollama_openai_reasoning_tool_calls.sse": (
+        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})],
+        "Checking.",
+        REASONING,
+    ),
+    "lmstudio_tool_call.sse": ([("get_weather", {"city": "Paris"})], "", ""),
+    "gemini_openai_parallel_calls.sse": (
+        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})],
+        "",
+        "",
     ),
 }
 
