@@ -4,13 +4,17 @@
 //! One pass (`engine`) cuts the content into prose, quoted text and call blocks: an Aho-Corasick
 //! automaton finds the markers of every known format at once (the table in `formats`), fences
 //! and inline code are found by their backticks, and a block's end is found outside its JSON
-//! strings. Each format reads the calls in its blocks; where no marker stands, JSON objects
-//! shaped like a call (`{"name": ..., "arguments": ...}`) are taken from the prose. The token
-//! reader runs the same pass on the text as it arrives. Every search resumes where it stopped,
-//! so the work is linear in the content, and a deadline bounds it.
+//! strings (by the body's lexer, `lexer`). Each format reads the calls in its blocks; where no
+//! marker stands, JSON objects shaped like a call (`{"name": ..., "arguments": ...}`) are taken
+//! from the prose. The token reader runs the same pass on the text as it arrives. Every search
+//! resumes where it stopped, so the work is linear in the content, and a deadline bounds it.
+//!
+//! The modules depend one way: `engine` on `formats` (the table) and `lexer`; `formats` on
+//! `lexer` and `shape`; `lexer` on none of them.
 
 mod engine;
 mod formats;
+mod lexer;
 mod shape;
 #[cfg(test)]
 mod tests;
