@@ -10,6 +10,7 @@ pub mod limits;
 pub mod names;
 pub mod partial;
 pub mod pipeline;
+mod pointer;
 pub mod repair;
 mod scan;
 pub mod schema;

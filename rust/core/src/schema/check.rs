@@ -8,6 +8,7 @@ use super::graph::Graph;
 use super::{Definition, RegistryError};
 use crate::error::ErrorCode;
 use crate::names::NameRule;
+use crate::pointer::{escape_pointer, percent_decode};
 
 pub const MAX_NAME: usize = 64;
 pub const MAX_DESCRIPTION: usize = 500;
@@ -281,23 +282,6 @@ fn depth(v: &Value) -> usize {
     deepest
 }
 
-pub fn escape_pointer(key: &str) -> std::borrow::Cow<'_, str> {
-    if key.contains(['~', '/']) {
-        key.replace('~', "~0").replace('/', "~1").into()
-    } else {
-        key.into()
-    }
-}
-
-/// A JSON Pointer token as the key it stands for (the inverse of `escape_pointer`).
-pub(super) fn unescape_pointer(token: &str) -> std::borrow::Cow<'_, str> {
-    if token.contains('~') {
-        token.replace("~1", "/").replace("~0", "~").into()
-    } else {
-        token.into()
-    }
-}
-
 /// Compiles for draft 2020-12 with formats asserted and the linear-time regex engine, after
 /// refusing reference cycles that never reach into the instance (they would recurse forever).
 /// `graph` is the schema's.
@@ -450,31 +434,6 @@ fn push_subschemas<'v>(
             );
         }
     }
-}
-
-/// `%XX` escapes decoded (a malformed one is kept as written).
-pub(super) fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A chain of in-place applicators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/

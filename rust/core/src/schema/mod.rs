@@ -5,7 +5,7 @@
 //! `additionalProperties: false`; `strict.rs` states the rule and why it only ever refuses more.
 
 mod check;
-pub(crate) use check::{canonical, escape_pointer};
+pub(crate) use check::canonical;
 mod cost;
 mod exact;
 mod graph;

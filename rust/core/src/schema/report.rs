@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use super::check::{escape_pointer, unescape_pointer};
 use super::MAX_VIOLATIONS;
 use crate::error::ErrorCode;
+use crate::pointer::{escape_pointer, percent_decode, unescape_pointer};
 use jsonschema::error::{TypeKind, ValidationErrorKind as K};
 
 /// Longest rendering of a value in `actual` (and of a name in a message), in characters.
@@ -584,7 +584,7 @@ fn schema_at<'v>(schema: &'v Value, pointer: &str) -> Option<&'v Value> {
 /// A local reference's target (JSON Pointer fragments only).
 fn resolve<'v>(schema: &'v Value, reference: &str) -> Option<&'v Value> {
     let fragment = reference.strip_prefix('#')?;
-    schema.pointer(&super::check::percent_decode(fragment))
+    schema.pointer(&percent_decode(fragment))
 }
 
 /// Property names `closed` declares, its own first, then those of the parts it combines
