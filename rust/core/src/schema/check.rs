@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::graph::Graph;
+use super::shown::{clip, render};
 use super::{Definition, RegistryError};
 use crate::error::ErrorCode;
 use crate::names::NameRule;
@@ -128,7 +129,7 @@ pub fn definition(d: &Definition, names: NameRule) -> Result<(), RegistryError> 
         return Err(invalid(
             format!(
                 "Tool name '{}' may hold only {}",
-                super::report::clip(&d.name),
+                clip(&d.name),
                 names.characters()
             ),
             None,
@@ -144,7 +145,7 @@ pub fn definition(d: &Definition, names: NameRule) -> Result<(), RegistryError> 
         return Err(invalid(
             format!(
                 "Tool version '{}' is not a semantic version such as 1.0.0",
-                super::report::clip(&d.version)
+                clip(&d.version)
             ),
             None,
         ));
@@ -200,7 +201,7 @@ pub fn schema(schema: &Value) -> Result<(), RegistryError> {
             return Err(invalid(
                 format!(
                     "Only draft 2020-12 schemas are accepted; $schema is {}",
-                    super::report::render(other)
+                    render(other)
                 ),
                 Some("/$schema".into()),
             ))
@@ -215,7 +216,7 @@ pub fn schema(schema: &Value) -> Result<(), RegistryError> {
                 return Err(invalid(
                     format!(
                         "Unknown keyword '{}' (only draft 2020-12 keywords are accepted)",
-                        super::report::clip(key)
+                        clip(key)
                     ),
                     Some(here),
                 ));
@@ -250,16 +251,13 @@ fn meta_reason(e: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match e.kind() {
         K::AnyOf { .. } | K::Enum { .. } if e.instance_path().as_str().ends_with("/type") => {
-            format!("{} is not a type; valid types: string, number, integer, boolean, array, object, null", super::report::render(e.instance()))
+            format!("{} is not a type; valid types: string, number, integer, boolean, array, object, null", render(e.instance()))
         }
         K::Type { .. } => format!(
             "{} has the wrong JSON type for this keyword",
-            super::report::render(e.instance())
+            render(e.instance())
         ),
-        _ => format!(
-            "{} is not allowed here",
-            super::report::render(e.instance())
-        ),
+        _ => format!("{} is not allowed here", render(e.instance())),
     }
 }
 
@@ -335,7 +333,7 @@ pub fn build<F: jsonschema::json::Json>(
                 jsonschema::error::ValidationErrorKind::Format { format } if format == "regex" => {
                     "pattern is not supported by the linear-time regex engine (no look-around or back-references)".to_string()
                 }
-                _ => super::report::clip(&e.to_string()),
+                _ => clip(&e.to_string()),
             };
             RegistryError {
                 code: ErrorCode::CompilationFailed,
