@@ -20,5 +20,5 @@ pub mod wire;
 
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;
-pub use names::NameRule;
+pub use names::{NameRule, MAX_TOOL_NAME_LEN};
 pub use repair::{mend, mend_unlogged, repair, validate, Mended, Repair, RepairKind, Repaired};

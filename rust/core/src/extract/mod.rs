@@ -32,9 +32,6 @@ pub use engine::QUOTING;
 pub use formats::{Formats, ANY_JSON, BARE_JSON, PYTHONIC};
 pub use shape::value_end;
 
-/// The longest tool name a call may give (TLP-005).
-pub const MAX_NAME_LEN: usize = 64;
-
 /// A tool call found in text, before its name and arguments are checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoundCall {
@@ -76,7 +73,8 @@ pub struct TextCalls {
 }
 
 /// Checks a tool name in the order of the pipeline under the default rule: empty (TLP-002),
-/// characters outside `[A-Za-z0-9_]` (TLP-003), longer than 64 (TLP-005).
+/// characters outside `[A-Za-z0-9_]` (TLP-003), longer than the rule's
+/// [`NameRule::max_len`](crate::names::NameRule::max_len) (64, OpenAI's limit; TLP-005).
 pub fn check_name(name: &str) -> Result<(), (ErrorCode, String)> {
     crate::names::NameRule::Default.check(name)
 }

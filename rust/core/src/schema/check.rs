@@ -11,7 +11,6 @@ use crate::error::ErrorCode;
 use crate::names::NameRule;
 use crate::pointer::{escape_pointer, percent_decode};
 
-pub const MAX_NAME: usize = 64;
 pub const MAX_DESCRIPTION: usize = 500;
 /// Largest schema accepted, serialised (50 KiB).
 pub const MAX_SCHEMA_BYTES: usize = 50 * 1024;

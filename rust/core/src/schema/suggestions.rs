@@ -1,9 +1,10 @@
 //! "Did you mean": the registered tool name closest to an unknown one, and whether a property
 //! name given is a near miss of a declared one (the fix a violation suggests).
 
-use super::check::MAX_NAME;
+use crate::names::MAX_TOOL_NAME_LEN;
 
-/// A registered name, prepared for "did you mean" (names are ASCII letters, digits and `_`).
+/// A registered name, prepared for "did you mean" (names are ASCII: letters, digits, `_`, and
+/// `-` or `.` where the naming rule allows them).
 #[derive(Clone, Debug)]
 pub struct Candidate {
     pub name: String,
@@ -61,8 +62,9 @@ const MAX_CELLS: usize = 1 << 20;
 /// Levenshtein band of width `2k + 1` that stops once a row exceeds `k`; `k` shrinks to the best
 /// distance found so far.
 pub fn closest<'c>(name: &str, candidates: &'c [Candidate]) -> Option<&'c str> {
-    // Names hold at most 64 characters and 21 edits: anything longer is no typo of one.
-    const LONGEST: usize = MAX_NAME + MAX_NAME / 3;
+    // Names hold at most MAX_TOOL_NAME_LEN characters (128, under MCP's rule), and a typo of
+    // one at most a third as many edits: anything longer is no typo of a registered name.
+    const LONGEST: usize = MAX_TOOL_NAME_LEN + MAX_TOOL_NAME_LEN / 3;
     if name.chars().nth(LONGEST).is_some() {
         return None;
     }

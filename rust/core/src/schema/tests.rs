@@ -675,6 +675,28 @@ mod differential {
 }
 
 #[test]
+fn a_registered_name_of_the_longest_length_is_suggested_for_a_near_miss() {
+    let name = format!("fs.{}files", "read_directory-tree_".repeat(6));
+    assert_eq!(name.len(), crate::names::MAX_TOOL_NAME_LEN);
+    let r = Registry::new(true, Limits::default()).with_names(NameRule::Mcp);
+    r.register(def(&name, json!({"type": "object"})))
+        .expect("an MCP name of 128 characters registers");
+    let typo = name.replacen("directory", "direcotry", 1);
+    let longer = format!("{name}s");
+    for near in [&typo, &longer] {
+        let e = r.get(near).unwrap_err();
+        assert_eq!(e.code.as_str(), "TSR-001");
+        assert!(
+            e.message.contains(&format!("did you mean '{name}'")),
+            "{}",
+            e.message
+        );
+    }
+    let names = [suggestions::Candidate::new(&name)];
+    assert_eq!(suggestions::closest(&typo, &names), Some(name.as_str()));
+}
+
+#[test]
 fn suggestions_find_the_closest_name_under_the_typo_bound() {
     let names: Vec<suggestions::Candidate> = ["File_Read", "file_write", "fetch", "list_dir"]
         .iter()
