@@ -10,6 +10,7 @@ pub mod limits;
 pub mod names;
 pub mod partial;
 pub mod pipeline;
+mod pointer;
 pub mod repair;
 mod scan;
 pub mod schema;
@@ -19,5 +20,5 @@ pub mod wire;
 
 pub use error::{Error, ErrorCode, ErrorKind};
 pub use limits::Limits;
-pub use names::NameRule;
+pub use names::{NameRule, MAX_TOOL_NAME_LEN};
 pub use repair::{mend, mend_unlogged, repair, validate, Mended, Repair, RepairKind, Repaired};

@@ -4,6 +4,17 @@
 
 use crate::error::ErrorCode;
 
+/// The longest tool name toolmend accepts under any rule, in characters: 128, MCP's limit (the
+/// MCP specification allows tool names of 1 to 128 characters). OpenAI allows function names of
+/// at most 64 characters, which the default and OpenAI rules keep ([`NameRule::max_len`]); under
+/// MCP's rule a registry holds names up to this length, so everything that measures or suggests
+/// names (the "did you mean" for an unknown one) must take names this long. Nothing accepts a
+/// longer one.
+pub const MAX_TOOL_NAME_LEN: usize = 128;
+
+/// OpenAI's limit on function names, in characters: the default and OpenAI rules keep it.
+const OPENAI_MAX_NAME_LEN: usize = 64;
+
 /// A naming rule for tools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum NameRule {
@@ -35,11 +46,12 @@ impl NameRule {
         }
     }
 
-    /// The longest name, in characters.
+    /// The longest name, in characters: OpenAI's 64 under the default and OpenAI rules, MCP's
+    /// [`MAX_TOOL_NAME_LEN`] under MCP's. No rule allows more than [`MAX_TOOL_NAME_LEN`].
     pub fn max_len(self) -> usize {
         match self {
-            NameRule::Default | NameRule::OpenAi => 64,
-            NameRule::Mcp => 128,
+            NameRule::Default | NameRule::OpenAi => OPENAI_MAX_NAME_LEN,
+            NameRule::Mcp => MAX_TOOL_NAME_LEN,
         }
     }
 
@@ -124,5 +136,15 @@ mod tests {
         for rule in [NameRule::Default, NameRule::OpenAi, NameRule::Mcp] {
             assert_eq!(NameRule::from_name(rule.as_str()), Some(rule));
         }
+    }
+
+    #[test]
+    fn the_longest_name_any_rule_takes_is_the_one_limit() {
+        let rules = [NameRule::Default, NameRule::OpenAi, NameRule::Mcp];
+        assert_eq!(
+            rules.map(NameRule::max_len).iter().max(),
+            Some(&MAX_TOOL_NAME_LEN)
+        );
+        assert_eq!(MAX_TOOL_NAME_LEN, 128);
     }
 }

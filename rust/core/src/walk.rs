@@ -17,7 +17,8 @@ use serde_json::{Map, Number, Value};
 
 use crate::error::ErrorCode;
 use crate::limits::Limits;
-use crate::schema::{escape_pointer, Violation};
+use crate::pointer::escape_pointer;
+use crate::schema::Violation;
 
 /// A value as a walk reads it.
 pub enum Node<'a, T: Tree> {

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 use serde_json::Value;
 
+use super::lexer::find_outside;
 use super::shape::{pythonic_calls, value_end, Context, JsonCalls};
 use super::FoundCall;
 use crate::error::{Error, ErrorKind};
@@ -428,15 +429,6 @@ pub(super) fn table() -> &'static Table {
     })
 }
 
-/// The longest end of `text` that is the start of `pattern` but not all of it (the next token
-/// may complete it).
-pub(super) fn prefix_len(text: &[u8], pattern: &[u8]) -> usize {
-    (1..pattern.len().min(text.len() + 1))
-        .rev()
-        .find(|&n| pattern.starts_with(&text[text.len() - n..]))
-        .unwrap_or(0)
-}
-
 /// Whether `b` (the byte before a `>`) ends a word or a tag (`</b>`, `<br/>`, `-->`,
 /// `href="x">`): then a `>>>` there is no Functionary call marker, and a lone `>` is not held
 /// back for one. None: the start of the text.
@@ -664,8 +656,7 @@ fn read_body(
         }
         Body::FunctionTag => {
             // Its own closer ends it only outside strings and parameter values.
-            let end =
-                super::engine::find_outside(content, start, end, b"</function>").unwrap_or(end);
+            let end = find_outside(content, start, end, b"</function>").unwrap_or(end);
             let body = &content[start..end];
             let gt = body.find('>')?;
             let name = body[..gt].trim().trim_matches(|c| c == '"' || c == '\'');

@@ -4,13 +4,17 @@
 //! One pass (`engine`) cuts the content into prose, quoted text and call blocks: an Aho-Corasick
 //! automaton finds the markers of every known format at once (the table in `formats`), fences
 //! and inline code are found by their backticks, and a block's end is found outside its JSON
-//! strings. Each format reads the calls in its blocks; where no marker stands, JSON objects
-//! shaped like a call (`{"name": ..., "arguments": ...}`) are taken from the prose. The token
-//! reader runs the same pass on the text as it arrives. Every search resumes where it stopped,
-//! so the work is linear in the content, and a deadline bounds it.
+//! strings (by the body's lexer, `lexer`). Each format reads the calls in its blocks; where no
+//! marker stands, JSON objects shaped like a call (`{"name": ..., "arguments": ...}`) are taken
+//! from the prose. The token reader runs the same pass on the text as it arrives. Every search
+//! resumes where it stopped, so the work is linear in the content, and a deadline bounds it.
+//!
+//! The modules depend one way: `engine` on `formats` (the table) and `lexer`; `formats` on
+//! `lexer` and `shape`; `lexer` on none of them.
 
 mod engine;
 mod formats;
+mod lexer;
 mod shape;
 #[cfg(test)]
 mod tests;
@@ -27,9 +31,6 @@ use crate::repair::Repair;
 pub use engine::QUOTING;
 pub use formats::{Formats, ANY_JSON, BARE_JSON, PYTHONIC};
 pub use shape::value_end;
-
-/// The longest tool name a call may give (TLP-005).
-pub const MAX_NAME_LEN: usize = 64;
 
 /// A tool call found in text, before its name and arguments are checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,7 +73,8 @@ pub struct TextCalls {
 }
 
 /// Checks a tool name in the order of the pipeline under the default rule: empty (TLP-002),
-/// characters outside `[A-Za-z0-9_]` (TLP-003), longer than 64 (TLP-005).
+/// characters outside `[A-Za-z0-9_]` (TLP-003), longer than the rule's
+/// [`NameRule::max_len`](crate::names::NameRule::max_len) (64, OpenAI's limit; TLP-005).
 pub fn check_name(name: &str) -> Result<(), (ErrorCode, String)> {
     crate::names::NameRule::Default.check(name)
 }

@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 
 use super::{Reader, Token};
-use crate::schema::escape_pointer;
+use crate::pointer::escape_pointer;
 use crate::stream::{Accumulator, AssembledCall};
 
 /// How a host makes and fills values. Containers are shared handles: a container put in its

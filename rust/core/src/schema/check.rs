@@ -5,11 +5,12 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::graph::Graph;
+use super::shown::{clip, render};
 use super::{Definition, RegistryError};
 use crate::error::ErrorCode;
 use crate::names::NameRule;
+use crate::pointer::{escape_pointer, percent_decode};
 
-pub const MAX_NAME: usize = 64;
 pub const MAX_DESCRIPTION: usize = 500;
 /// Largest schema accepted, serialised (50 KiB).
 pub const MAX_SCHEMA_BYTES: usize = 50 * 1024;
@@ -127,7 +128,7 @@ pub fn definition(d: &Definition, names: NameRule) -> Result<(), RegistryError> 
         return Err(invalid(
             format!(
                 "Tool name '{}' may hold only {}",
-                super::report::clip(&d.name),
+                clip(&d.name),
                 names.characters()
             ),
             None,
@@ -143,7 +144,7 @@ pub fn definition(d: &Definition, names: NameRule) -> Result<(), RegistryError> 
         return Err(invalid(
             format!(
                 "Tool version '{}' is not a semantic version such as 1.0.0",
-                super::report::clip(&d.version)
+                clip(&d.version)
             ),
             None,
         ));
@@ -199,7 +200,7 @@ pub fn schema(schema: &Value) -> Result<(), RegistryError> {
             return Err(invalid(
                 format!(
                     "Only draft 2020-12 schemas are accepted; $schema is {}",
-                    super::report::render(other)
+                    render(other)
                 ),
                 Some("/$schema".into()),
             ))
@@ -214,7 +215,7 @@ pub fn schema(schema: &Value) -> Result<(), RegistryError> {
                 return Err(invalid(
                     format!(
                         "Unknown keyword '{}' (only draft 2020-12 keywords are accepted)",
-                        super::report::clip(key)
+                        clip(key)
                     ),
                     Some(here),
                 ));
@@ -249,16 +250,13 @@ fn meta_reason(e: &jsonschema::ValidationError<'_>) -> String {
     use jsonschema::error::ValidationErrorKind as K;
     match e.kind() {
         K::AnyOf { .. } | K::Enum { .. } if e.instance_path().as_str().ends_with("/type") => {
-            format!("{} is not a type; valid types: string, number, integer, boolean, array, object, null", super::report::render(e.instance()))
+            format!("{} is not a type; valid types: string, number, integer, boolean, array, object, null", render(e.instance()))
         }
         K::Type { .. } => format!(
             "{} has the wrong JSON type for this keyword",
-            super::report::render(e.instance())
+            render(e.instance())
         ),
-        _ => format!(
-            "{} is not allowed here",
-            super::report::render(e.instance())
-        ),
+        _ => format!("{} is not allowed here", render(e.instance())),
     }
 }
 
@@ -279,23 +277,6 @@ fn depth(v: &Value) -> usize {
         }
     }
     deepest
-}
-
-pub fn escape_pointer(key: &str) -> std::borrow::Cow<'_, str> {
-    if key.contains(['~', '/']) {
-        key.replace('~', "~0").replace('/', "~1").into()
-    } else {
-        key.into()
-    }
-}
-
-/// A JSON Pointer token as the key it stands for (the inverse of `escape_pointer`).
-pub(super) fn unescape_pointer(token: &str) -> std::borrow::Cow<'_, str> {
-    if token.contains('~') {
-        token.replace("~1", "/").replace("~0", "~").into()
-    } else {
-        token.into()
-    }
 }
 
 /// Compiles for draft 2020-12 with formats asserted and the linear-time regex engine, after
@@ -351,7 +332,7 @@ pub fn build<F: jsonschema::json::Json>(
                 jsonschema::error::ValidationErrorKind::Format { format } if format == "regex" => {
                     "pattern is not supported by the linear-time regex engine (no look-around or back-references)".to_string()
                 }
-                _ => super::report::clip(&e.to_string()),
+                _ => clip(&e.to_string()),
             };
             RegistryError {
                 code: ErrorCode::CompilationFailed,
@@ -450,31 +431,6 @@ fn push_subschemas<'v>(
             );
         }
     }
-}
-
-/// `%XX` escapes decoded (a malformed one is kept as written).
-pub(super) fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (
-            bytes[i],
-            bytes.get(i + 1).copied().and_then(hex),
-            bytes.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A chain of in-place applicators (`$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/

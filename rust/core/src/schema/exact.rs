@@ -12,7 +12,7 @@
 
 use serde_json::{Number, Value};
 
-use super::check::escape_pointer;
+use crate::pointer::escape_pointer;
 
 /// An integer literal of the arguments that no double holds exactly.
 pub(super) struct Inexact {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::check::escape_pointer;
+use crate::pointer::{child_pointer, percent_decode};
 
 /// How a keyword applies its subschema.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -145,13 +145,11 @@ impl<'v> Graph<'v> {
                 let fragment = reference.strip_prefix('#')?;
                 let resource = resource_of[id];
                 if fragment.is_empty() || fragment.starts_with('/') {
-                    let target = nodes[resource]
-                        .value
-                        .pointer(&super::check::percent_decode(fragment))?;
+                    let target = nodes[resource].value.pointer(&percent_decode(fragment))?;
                     by_address.get(&(target as *const Value)).copied()
                 } else {
                     anchors
-                        .get(&(resource, super::check::percent_decode(fragment).as_str()))
+                        .get(&(resource, percent_decode(fragment).as_str()))
                         .copied()
                 }
             };
@@ -296,14 +294,4 @@ pub(super) fn for_each_subschema<'v>(
         };
         f(one, value, &here);
     }
-}
-
-/// The pointer of `key` (a member name or an index) under `pointer`.
-fn child_pointer(pointer: &str, key: &str) -> String {
-    let key = escape_pointer(key);
-    let mut at = String::with_capacity(pointer.len() + 1 + key.len());
-    at.push_str(pointer);
-    at.push('/');
-    at.push_str(&key);
-    at
 }

@@ -5,12 +5,15 @@
 //! `additionalProperties: false`; `strict.rs` states the rule and why it only ever refuses more.
 
 mod check;
-pub(crate) use check::{canonical, escape_pointer};
+pub(crate) use check::canonical;
 mod cost;
 mod exact;
 mod graph;
-mod report;
+mod hints;
+mod shown;
 mod strict;
+mod suggestions;
+mod violations;
 
 use crate::names::NameRule;
 use std::any::Any;
@@ -23,7 +26,7 @@ use crate::error::ErrorCode;
 use crate::limits::{exceeds_depth, Limits};
 
 pub use cost::MAX_APPLICATIONS;
-pub use report::Violation;
+pub use violations::Violation;
 
 /// Compiles `schema` with the registry's options (draft 2020-12, formats asserted, linear-time
 /// patterns) for instances held in the representation `F`: bindings validate their own
@@ -139,7 +142,7 @@ pub struct Registry {
 struct Catalogue {
     by_key: HashMap<String, Arc<Tool>>,
     /// Sorted by name.
-    names: Vec<report::Candidate>,
+    names: Vec<suggestions::Candidate>,
     /// Every tool by category (uncategorised first) then name, kept sorted as tools are added,
     /// so a listing is a copy, not a sort.
     listing: Vec<Arc<Tool>>,
@@ -208,7 +211,7 @@ impl Registry {
         tools.by_key.insert(key, Arc::clone(&tool));
         let name = tool.definition.name.as_str();
         let at = tools.names.partition_point(|c| c.name.as_str() < name);
-        tools.names.insert(at, report::Candidate::new(name));
+        tools.names.insert(at, suggestions::Candidate::new(name));
         let at = tools
             .listing
             .partition_point(|t| listing_place(t) < listing_place(&tool));
@@ -224,12 +227,12 @@ impl Registry {
             .get(name)
             .or_else(|| tools.by_key.get(&name.to_ascii_lowercase()));
         found.cloned().ok_or_else(|| {
-            let hint = report::closest(name, &tools.names)
+            let hint = suggestions::closest(name, &tools.names)
                 .map(|n| format!("; did you mean '{n}'?"))
                 .unwrap_or_default();
             RegistryError::new(
                 ErrorCode::UnknownTool,
-                format!("Unknown tool: '{}'{hint}", report::clip(name)),
+                format!("Unknown tool: '{}'{hint}", shown::clip(name)),
             )
         })
     }
@@ -336,7 +339,7 @@ impl Tool {
                             continue;
                         }
                         if let Some(n) = inexact.iter().find(|n| n.path == v.path) {
-                            v.actual = Some(report::clip(&n.digits));
+                            v.actual = Some(shown::clip(&n.digits));
                         }
                     }
                     violations
@@ -349,7 +352,7 @@ impl Tool {
         if self.validator.is_valid(value) {
             return Ok(());
         }
-        Err(report::violations(
+        Err(violations::violations(
             self.validator.iter_errors(value),
             value,
             &self.compiled,
@@ -382,7 +385,7 @@ impl Tool {
     /// One line that tells a model what the tool expects, e.g.
     /// `read_file expects: {path: string (required), encoding?: 'utf-8'|'ascii'}`.
     pub fn schema_hint(&self) -> String {
-        report::schema_hint(&self.definition.name, &self.definition.schema)
+        hints::schema_hint(&self.definition.name, &self.definition.schema)
     }
 }
 

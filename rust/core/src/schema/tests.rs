@@ -675,14 +675,36 @@ mod differential {
 }
 
 #[test]
+fn a_registered_name_of_the_longest_length_is_suggested_for_a_near_miss() {
+    let name = format!("fs.{}files", "read_directory-tree_".repeat(6));
+    assert_eq!(name.len(), crate::names::MAX_TOOL_NAME_LEN);
+    let r = Registry::new(true, Limits::default()).with_names(NameRule::Mcp);
+    r.register(def(&name, json!({"type": "object"})))
+        .expect("an MCP name of 128 characters registers");
+    let typo = name.replacen("directory", "direcotry", 1);
+    let longer = format!("{name}s");
+    for near in [&typo, &longer] {
+        let e = r.get(near).unwrap_err();
+        assert_eq!(e.code.as_str(), "TSR-001");
+        assert!(
+            e.message.contains(&format!("did you mean '{name}'")),
+            "{}",
+            e.message
+        );
+    }
+    let names = [suggestions::Candidate::new(&name)];
+    assert_eq!(suggestions::closest(&typo, &names), Some(name.as_str()));
+}
+
+#[test]
 fn suggestions_find_the_closest_name_under_the_typo_bound() {
-    let names: Vec<report::Candidate> = ["File_Read", "file_write", "fetch", "list_dir"]
+    let names: Vec<suggestions::Candidate> = ["File_Read", "file_write", "fetch", "list_dir"]
         .iter()
-        .map(|n| report::Candidate::new(n))
+        .map(|n| suggestions::Candidate::new(n))
         .collect();
     let mut sorted = names.clone();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    let closest = |q: &str| report::closest(q, &sorted);
+    let closest = |q: &str| suggestions::closest(q, &sorted);
     assert_eq!(closest("file_reed"), Some("File_Read"));
     assert_eq!(closest("FILE_WRIT"), Some("file_write"));
     assert_eq!(closest("fecth"), Some("fetch"));
@@ -713,7 +735,7 @@ proptest::proptest! {
             }
             row[b.len()]
         };
-        let bounded = report::bounded_distance(a.as_bytes(), b.as_bytes(), k);
+        let bounded = suggestions::bounded_distance(a.as_bytes(), b.as_bytes(), k);
         proptest::prop_assert_eq!(bounded, (full <= k).then_some(full));
     }
 }
@@ -785,7 +807,7 @@ fn integers_beyond_64_bits_are_compared_exactly() {
 
 #[test]
 fn a_value_is_rendered_only_as_far_as_it_is_shown() {
-    use super::report::{clip, render};
+    use super::shown::{clip, render};
     let long = "é€😀x".repeat(200);
     for v in [
         serde_json::json!({"content": long, "mode": "x"}),

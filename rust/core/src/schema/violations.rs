@@ -1,15 +1,16 @@
-//! Violations as data: code, JSON Pointer, message, expected, actual, suggestion; and the
-//! one-line schema hint. Messages never quote a schema, a `$ref` or a pattern's source.
+//! Violations as data: the validator's errors as records of code, JSON Pointer, message,
+//! expected, actual and suggestion, in document order. Messages never quote a schema, a `$ref`
+//! or a pattern's source.
 
 use serde_json::Value;
 
-use super::check::{escape_pointer, unescape_pointer};
+use super::hints::describe;
+use super::shown::{clip, render};
+use super::suggestions::near_miss;
 use super::MAX_VIOLATIONS;
 use crate::error::ErrorCode;
+use crate::pointer::{escape_pointer, percent_decode, unescape_pointer};
 use jsonschema::error::{TypeKind, ValidationErrorKind as K};
-
-/// Longest rendering of a value in `actual` (and of a name in a message), in characters.
-pub const MAX_SHOWN: usize = 200;
 
 /// One reason arguments do not match their tool's schema.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,7 +21,7 @@ pub struct Violation {
     pub code: ErrorCode,
     pub message: String,
     pub expected: Option<String>,
-    /// The offending value as JSON, truncated to [`MAX_SHOWN`] characters.
+    /// The offending value as JSON, truncated to [`MAX_SHOWN`](super::shown::MAX_SHOWN) characters.
     pub actual: Option<String>,
     pub suggestion: String,
 }
@@ -483,40 +484,6 @@ fn constraint(kind: &K, instance: &Value, field: &str) -> (String, Option<String
     }
 }
 
-/// The value as JSON, cut at [`MAX_SHOWN`] characters. Only the part shown is written: the
-/// instance of an error about an object is the whole object, arguments of any size.
-pub fn render(v: &Value) -> String {
-    // MAX_SHOWN + 1 characters fit in this many bytes, so the cut falls where `clip` puts it.
-    const ENOUGH: usize = (MAX_SHOWN + 1) * 4;
-    struct Bounded(Vec<u8>);
-    impl std::io::Write for Bounded {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            let room = ENOUGH - self.0.len();
-            if room == 0 {
-                return Err(std::io::ErrorKind::WriteZero.into());
-            }
-            let n = buf.len().min(room);
-            self.0.extend_from_slice(&buf[..n]);
-            Ok(n)
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut out = Bounded(Vec::with_capacity(64));
-    // An error here only says the writer is full.
-    let _ = serde_json::to_writer(&mut out, v);
-    clip(&String::from_utf8_lossy(&out.0))
-}
-
-/// At most [`MAX_SHOWN`] characters, with "..." when cut.
-pub fn clip(s: &str) -> String {
-    match s.char_indices().nth(MAX_SHOWN) {
-        Some((at, _)) => format!("{}...", &s[..at]),
-        None => s.to_string(),
-    }
-}
-
 fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -584,7 +551,7 @@ fn schema_at<'v>(schema: &'v Value, pointer: &str) -> Option<&'v Value> {
 /// A local reference's target (JSON Pointer fragments only).
 fn resolve<'v>(schema: &'v Value, reference: &str) -> Option<&'v Value> {
     let fragment = reference.strip_prefix('#')?;
-    schema.pointer(&super::check::percent_decode(fragment))
+    schema.pointer(&percent_decode(fragment))
 }
 
 /// Property names `closed` declares, its own first, then those of the parts it combines
@@ -633,352 +600,4 @@ fn declared_names(schema: &Value, closed: &Value) -> Vec<String> {
 fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
     let all: Vec<&str> = items.collect();
     clip(&all.join(", "))
-}
-
-/// A short description of what a subschema accepts: `string`, `integer (1-100)`,
-/// `'utf-8'|'ascii'`, `string[]`, `{...}`.
-pub fn describe(schema: &Value) -> String {
-    if let Some(options) = schema.get("enum").and_then(Value::as_array) {
-        return options
-            .iter()
-            .map(|o| {
-                o.as_str()
-                    .map_or_else(|| o.to_string(), |s| format!("'{s}'"))
-            })
-            .collect::<Vec<_>>()
-            .join("|");
-    }
-    if let Some(c) = schema.get("const") {
-        return render(c);
-    }
-    for combinator in ["anyOf", "oneOf"] {
-        if let Some(options) = schema.get(combinator).and_then(Value::as_array) {
-            return options.iter().map(describe).collect::<Vec<_>>().join("|");
-        }
-    }
-    let ty = match schema.get("type") {
-        Some(Value::String(t)) => t.clone(),
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .filter_map(Value::as_str)
-            .collect::<Vec<_>>()
-            .join("|"),
-        _ if schema.get("properties").is_some() => "object".into(),
-        _ => "any".into(),
-    };
-    match ty.as_str() {
-        "array" => match schema.get("items") {
-            Some(items) => {
-                let inner = describe(items);
-                if inner.contains('|') {
-                    format!("({inner})[]")
-                } else {
-                    format!("{inner}[]")
-                }
-            }
-            None => "array".into(),
-        },
-        "integer" | "number" => match (schema.get("minimum"), schema.get("maximum")) {
-            (Some(lo), Some(hi)) => format!("{ty} ({lo}-{hi})"),
-            (Some(lo), None) => format!("{ty} (>= {lo})"),
-            (None, Some(hi)) => format!("{ty} (<= {hi})"),
-            (None, None) => ty,
-        },
-        "object" if schema.get("properties").is_some() => "{...}".into(),
-        _ => ty,
-    }
-}
-
-/// `name expects: {a: string (required), b?: integer}`, cut at a readable length.
-pub fn schema_hint(name: &str, schema: &Value) -> String {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let members: Vec<String> = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|props| {
-            props
-                .iter()
-                .map(|(k, s)| {
-                    if required.contains(&k.as_str()) {
-                        format!("{k}: {} (required)", describe(s))
-                    } else {
-                        format!("{k}?: {}", describe(s))
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let hint = format!("{name} expects: {{{}}}", members.join(", "));
-    match hint.char_indices().nth(400) {
-        Some((at, _)) => format!("{}...}}", &hint[..at]),
-        None => hint,
-    }
-}
-
-/// A registered name, prepared for "did you mean" (names are ASCII letters, digits and `_`).
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    pub name: String,
-    lower: Vec<u8>,
-    /// Which symbols the name holds, one bit each: a cheap lower bound on edit distance.
-    symbols: u64,
-}
-
-impl Candidate {
-    pub fn new(name: &str) -> Self {
-        let lower = fold(name);
-        Candidate {
-            name: name.to_string(),
-            symbols: symbols(&lower),
-            lower,
-        }
-    }
-}
-
-/// Lowercase ASCII; any other character becomes one byte no name holds (still one edit).
-fn fold(text: &str) -> Vec<u8> {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii() {
-                c.to_ascii_lowercase() as u8
-            } else {
-                0xFF
-            }
-        })
-        .collect()
-}
-
-fn symbols(lower: &[u8]) -> u64 {
-    lower.iter().fold(0u64, |set, &b| {
-        let bit = match b {
-            b'a'..=b'z' => b - b'a',
-            b'0'..=b'9' => 26 + b - b'0',
-            b'_' => 36,
-            _ => 37 + b % 27,
-        };
-        set | 1 << bit
-    })
-}
-
-/// Most edit-distance cells computed for one unknown name: with the filters below a miss costs
-/// microseconds even against 10,000 tools, and a pathological registry costs no more than this.
-const MAX_CELLS: usize = 1 << 20;
-
-/// The registered name closest to `name` by edit distance, if it is close enough to be a typo
-/// (at most 2 edits, or a third of the name's length). `candidates` are sorted by name; of
-/// equally close names the first wins.
-///
-/// Each candidate is first filtered by length (an edit distance of `k` needs lengths within
-/// `k`) and by the symbols both names hold (one edit changes at most two), then measured with a
-/// Levenshtein band of width `2k + 1` that stops once a row exceeds `k`; `k` shrinks to the best
-/// distance found so far.
-pub fn closest<'c>(name: &str, candidates: &'c [Candidate]) -> Option<&'c str> {
-    // Names hold at most 64 characters and 21 edits: anything longer is no typo of one.
-    const LONGEST: usize = super::check::MAX_NAME + super::check::MAX_NAME / 3;
-    if name.chars().nth(LONGEST).is_some() {
-        return None;
-    }
-    let wanted = fold(name);
-    let wanted_symbols = symbols(&wanted);
-    let mut best: Option<(usize, &'c str)> = None;
-    let mut cells = 0;
-    for c in candidates {
-        let allowed = 2.max(c.lower.len() / 3);
-        let k = match best {
-            Some((0, _)) => break,
-            Some((d, _)) => allowed.min(d - 1),
-            None => allowed,
-        };
-        if wanted.len().abs_diff(c.lower.len()) > k
-            || (wanted_symbols ^ c.symbols).count_ones() as usize > 2 * k
-        {
-            continue;
-        }
-        cells += wanted.len() * (2 * k + 1);
-        if cells > MAX_CELLS {
-            break;
-        }
-        if let Some(d) = bounded_distance(&wanted, &c.lower, k) {
-            best = Some((d, &c.name));
-        }
-    }
-    best.map(|(_, n)| n)
-}
-
-/// A name as near-miss matching compares it: lower case, without `_` and `-`.
-fn folded(s: &str) -> impl Iterator<Item = char> + '_ {
-    s.chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-}
-
-/// Levenshtein distance of `a` and `b` if it is at most `k`, computed in the band of cells
-/// within `k` of the diagonal.
-pub(super) fn bounded_distance(a: &[u8], b: &[u8], k: usize) -> Option<usize> {
-    let (m, n) = (a.len(), b.len());
-    if m.abs_diff(n) > k {
-        return None;
-    }
-    const FAR: usize = usize::MAX / 2;
-    let mut prev: Vec<usize> = (0..=n).map(|j| if j <= k { j } else { FAR }).collect();
-    let mut cur = vec![FAR; n + 1];
-    for i in 1..=m {
-        let lo = i.saturating_sub(k).max(1);
-        let hi = (i + k).min(n);
-        cur[0] = if i <= k { i } else { FAR };
-        cur[lo - 1] = if lo == 1 { cur[0] } else { FAR };
-        let mut row_min = cur[0];
-        for j in lo..=hi {
-            let d = (prev[j - 1] + usize::from(a[i - 1] != b[j - 1]))
-                .min(prev[j] + 1)
-                .min(cur[j - 1] + 1);
-            cur[j] = d;
-            row_min = row_min.min(d);
-        }
-        if hi < n {
-            cur[hi + 1] = FAR;
-        }
-        if row_min > k {
-            return None;
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    (prev[n] <= k).then_some(prev[n])
-}
-
-/// Whether `given` is a near miss of the property name `name`: the same but for letter case,
-/// `_` and `-`, or at most two edits apart (one for short names). Names longer than 64 bytes
-/// are not compared, which keeps the check cheap; nothing is allocated.
-fn near_miss(given: &str, name: &str) -> bool {
-    if given == name || given.len() > 64 || name.len() > 64 {
-        return false;
-    }
-    if given.is_ascii() && name.is_ascii() {
-        let (mut a, mut b) = ([0u8; 64], [0u8; 64]);
-        let (a, b) = (
-            fold_ascii_into(given, &mut a),
-            fold_ascii_into(name, &mut b),
-        );
-        return within_edits(a, b);
-    }
-    let (mut a, mut b) = (['\0'; FOLDED_MAX], ['\0'; FOLDED_MAX]);
-    within_edits(fold_into(given, &mut a), fold_into(name, &mut b))
-}
-
-/// Whether folded names are equal or a few edits apart (see `near_miss`).
-fn within_edits<T: PartialEq>(a: &[T], b: &[T]) -> bool {
-    let budget = if b.len() <= 4 { 1 } else { 2 };
-    a == b || (a.len().abs_diff(b.len()) <= budget && edit_distance(a, b) <= budget)
-}
-
-/// An ASCII `s` folded (see `folded`) into `buf`.
-fn fold_ascii_into<'b>(s: &str, buf: &'b mut [u8; 64]) -> &'b [u8] {
-    let mut n = 0;
-    for b in s.bytes().filter(|b| *b != b'_' && *b != b'-') {
-        buf[n] = b.to_ascii_lowercase();
-        n += 1;
-    }
-    &buf[..n]
-}
-
-/// The most characters a name of 64 bytes folds to (a character lowers to at most three).
-const FOLDED_MAX: usize = 3 * 64;
-
-/// `s` folded (see `folded`) into `buf`.
-fn fold_into<'b>(s: &str, buf: &'b mut [char; FOLDED_MAX]) -> &'b [char] {
-    let mut n = 0;
-    for (slot, c) in buf.iter_mut().zip(folded(s)) {
-        *slot = c;
-        n += 1;
-    }
-    &buf[..n]
-}
-
-/// Levenshtein distance (insertions, deletions, substitutions, and a swap of two neighbours)
-/// of names folded by `fold_into`, on three rows kept on the stack.
-fn edit_distance<T: PartialEq>(a: &[T], b: &[T]) -> usize {
-    // Distances stay below FOLDED_MAX + 2, which a byte holds.
-    let mut rows = [[0u8; FOLDED_MAX + 1]; 3];
-    let [mut before, mut previous, mut row] = [0, 1, 2];
-    for (j, cell) in rows[previous][..=b.len()].iter_mut().enumerate() {
-        *cell = j as u8;
-    }
-    for i in 1..=a.len() {
-        rows[row][0] = i as u8;
-        for j in 1..=b.len() {
-            let cost = u8::from(a[i - 1] != b[j - 1]);
-            let mut d = (rows[previous][j] + 1)
-                .min(rows[row][j - 1] + 1)
-                .min(rows[previous][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(rows[before][j - 2] + 1);
-            }
-            rows[row][j] = d;
-        }
-        [before, previous, row] = [previous, row, before];
-    }
-    usize::from(rows[previous][b.len()])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn near_misses_fold_case_and_separators_and_allow_a_few_edits() {
-        for (given, name) in [
-            ("filePath", "file_path"),
-            ("FILE-PATH", "file_path"),
-            ("pth", "path"),
-            ("contnet", "content"),
-            ("contetn", "content"),
-            ("recursve", "recursive"),
-            ("İd", "id\u{307}"),
-        ] {
-            assert!(near_miss(given, name), "{given} / {name}");
-        }
-        for (given, name) in [
-            ("path", "path"),
-            ("xyz", "path"),
-            ("pt", "path"),
-            ("description", "destination"),
-            (&"a".repeat(65), &"a".repeat(64)),
-        ] {
-            assert!(!near_miss(given, name), "{given} / {name}");
-        }
-    }
-
-    /// The distance by the textbook table, for comparison.
-    fn reference_distance(a: &[char], b: &[char]) -> usize {
-        let mut d = vec![vec![0; b.len() + 1]; a.len() + 1];
-        for (i, row) in d.iter_mut().enumerate() {
-            row[0] = i;
-        }
-        d[0] = (0..=b.len()).collect();
-        for i in 1..=a.len() {
-            for j in 1..=b.len() {
-                let cost = usize::from(a[i - 1] != b[j - 1]);
-                d[i][j] = (d[i - 1][j] + 1)
-                    .min(d[i][j - 1] + 1)
-                    .min(d[i - 1][j - 1] + cost);
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                    d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-                }
-            }
-        }
-        d[a.len()][b.len()]
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn the_stack_distance_is_the_table_distance(a in "[abc_İ-]{0,70}", b in "[abc_İ-]{0,70}") {
-            let (mut x, mut y) = (['\0'; FOLDED_MAX], ['\0'; FOLDED_MAX]);
-            let (x, y) = (fold_into(&a, &mut x), fold_into(&b, &mut y));
-            proptest::prop_assert_eq!(edit_distance(x, y), reference_distance(x, y));
-        }
-    }
 }
