@@ -25,7 +25,7 @@ from toolmend.errors import (
     ValidationError,
 )
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
-from toolmend.response import TEXT_FORMATS, ParseResult, TextCalls, ToolCall, ToolCallError, parse_response
+from toolmend.response import TEXT_FORMATS, ParseResult, TextCalls, ToolCall, ToolCallError, check_call, parse_response
 from toolmend._core import Reasoning, StreamEvent, TextCallParser, TextWithoutCalls, ToolCallAccumulator, ToolCallDelta
 
 __all__ = [
@@ -86,6 +86,7 @@ __all__ = [
     "loads",
     "loads_many",
     "parse_response",
+    "check_call",
     "reflection_messages",
     "repair",
     "repair_many",

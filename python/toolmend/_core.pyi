@@ -464,6 +464,17 @@ class ParseResult:
     def ok(self) -> bool:
         """True when no call failed."""
 
+def check_call(
+    name: Any,
+    arguments: Any,
+    registry: ToolRegistry | None = None,
+    *,
+    repair: bool = True,
+    max_size: int = ...,
+    max_depth: int = ...,
+    timeout_ms: int = ...,
+    allow_truncated: bool = False,
+) -> ParseResult: ...
 def parse_response(
     body: object,
     registry: ToolRegistry | None = None,
@@ -557,11 +568,13 @@ class ToolCallAccumulator:
         self,
         registry: ToolRegistry | None = None,
         *,
+        repair: bool = True,
         max_size: int = ...,
         max_depth: int = ...,
         timeout_ms: int = ...,
         allow_truncated: bool = False,
-    ) -> None: ...
+    ) -> None:
+        """``repair=False``: a call whose arguments are not strict JSON as sent is refused (TLP-004)."""
     def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray | object) -> list[StreamEvent]:
         """Takes one chunk (an OpenAI chunk or delta, an Ollama line, an Anthropic or Responses API
         stream event, as a dict or the SDK's object; raw SSE or NDJSON bytes split anywhere; or a
@@ -611,6 +624,7 @@ class TextCallParser:
         self,
         registry: ToolRegistry | None = None,
         *,
+        repair: bool = True,
         max_buffer: int = 50_000,
         max_size: int = ...,
         max_depth: int = ...,

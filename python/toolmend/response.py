@@ -11,7 +11,7 @@ from toolmend._log import loggable
 from toolmend._limits import DEFAULT_LIMITS, check_max_depth
 from toolmend.registry import ToolRegistry
 
-__all__ = ["TEXT_FORMATS", "ParseResult", "TextCalls", "ToolCall", "ToolCallError", "parse_response"]
+__all__ = ["TEXT_FORMATS", "ParseResult", "TextCalls", "ToolCall", "ToolCallError", "check_call", "parse_response"]
 
 logger = logging.getLogger("toolmend")
 
@@ -74,6 +74,41 @@ def parse_response(
         timeout_ms=timeout_ms,
         allow_truncated=allow_truncated,
     )
+    _log_refusals(result)
+    return result
+
+
+def check_call(
+    name: Any,
+    arguments: Any,
+    registry: ToolRegistry | None = None,
+    *,
+    repair: bool = True,
+    max_size: int = DEFAULT_LIMITS["max_size"],
+    max_depth: int = DEFAULT_LIMITS["max_depth"],
+    timeout_ms: int = DEFAULT_LIMITS["timeout_ms"],
+    allow_truncated: bool = False,
+) -> ParseResult:
+    """One call given by its ``name`` and its ``arguments`` (JSON text, or an object as Ollama sends them),
+    checked as ``parse_response`` checks a call of a reply: the name, the arguments parsed (repaired when
+    ``repair``) within the limits and, with a registry, validated against the tool's schema. The ParseResult holds
+    the call, or its ToolCallError; ``text`` is empty. Never raises for bad input."""
+    check_max_depth(max_depth)
+    result = _core.check_call(
+        name,
+        arguments,
+        registry,
+        repair=repair,
+        max_size=max_size,
+        max_depth=max_depth,
+        timeout_ms=timeout_ms,
+        allow_truncated=allow_truncated,
+    )
+    _log_refusals(result)
+    return result
+
+
+def _log_refusals(result: ParseResult) -> None:
     if not result.ok and logger.isEnabledFor(logging.DEBUG):
         # DEBUG: the refusal is returned as a value, which the caller handles; a WARNING here would report
         # every model mistake twice. Codes and tool names only, never argument values.
@@ -83,4 +118,3 @@ def parse_response(
             ", ".join(f"{e.code} ({loggable(e.tool_name or '?', 64)})" for e in result.errors[:20]),
             extra={"code": codes[0], "codes": codes, "tool_names": [e.tool_name for e in result.errors[:20]]},
         )
-    return result

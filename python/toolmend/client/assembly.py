@@ -3,10 +3,8 @@ was streamed or read whole, and whichever provider sent it.
 
 A reply cut off by the token limit (finish reason "length") never hands out a cut-off call: the core's checks
 refuse it with TLP-010 (``parse_response`` reads the reason from the body, the accumulator from its chunks, and
-``finish``/``flush`` are told it). One rule applies on top of them: with ``enable_auto_repair=False`` a call whose
-arguments needed repair is a failure, streamed or not, wherever it was written (the accumulator and the text
-parser always repair, and ``parse_response(repair=False)`` still mends calls written in text, so every call that
-carries repairs is checked again here).
+``finish``/``flush`` are told it). With ``enable_auto_repair=False`` a call that needed repair is a failure
+(TLP-004), streamed or not, wherever it was written: each core reader is given ``repair``.
 """
 
 from __future__ import annotations
@@ -23,9 +21,7 @@ from toolmend.client.events import (
     ToolCallFailed,
     ToolCallStarted,
 )
-from toolmend.client.reflection import FailedCall
 from toolmend.response import parse_response
-from toolmend._states import Code
 
 #: Where the calls a reply sends in its structured field come from.
 _WIRE = frozenset({"tool_calls", "stream"})
@@ -74,7 +70,7 @@ class Assembly:
         result = parse_response(body, self.registry, repair=self.repair, **self.limits)
         self.errors = list(result.errors)
         for call in result.calls:
-            self._call(call, wire=call.source == "tool_calls")
+            self._call(call)
         if result.text:
             self.text_parts.append(result.text)
         if result.reasoning:
@@ -85,7 +81,7 @@ class Assembly:
     def text_piece(self, piece: str) -> list[Any]:
         """Content text: plain text comes back at once, calls written in it when their block closes."""
         if self._parser is None:
-            self._parser = TextCallParser(self.registry, **self.limits)
+            self._parser = TextCallParser(self.registry, repair=self.repair, **self.limits)
         return [self._item(item) for item in self._parser.feed(piece) if item != ""]
 
     def reasoning_piece(self, piece: str) -> ReasoningDelta:
@@ -97,7 +93,7 @@ class Assembly:
     def chunk(self, chunk: Any) -> list[Any]:
         """A line or chunk with tool-call fragments (or the end of the turn) for the accumulator."""
         if self._acc is None:
-            self._acc = ToolCallAccumulator(self.registry, **self.limits)
+            self._acc = ToolCallAccumulator(self.registry, repair=self.repair, **self.limits)
         acc = self._acc
         out: list[Any] = []
         for e in acc.feed(chunk):
@@ -145,7 +141,7 @@ class Assembly:
             self.text_parts.append(item)
             return TextDelta(item)
         if isinstance(item, ToolCall):
-            return self._call(item, wire=False)
+            return self._call(item)
         if isinstance(item, Reasoning):
             if item.was_text:
                 # The reply began inside a reasoning block: the text so far was reasoning.
@@ -160,7 +156,7 @@ class Assembly:
         return ToolCallFailed(item.index, item)
 
     def _checked(self, result: Any, wire: bool) -> list[Any]:
-        out = [self._call(call, wire) for call in result.calls]
+        out = [self._call(call) for call in result.calls]
         for error in result.errors:
             self.errors.append(error)
             if wire:
@@ -168,35 +164,6 @@ class Assembly:
             out.append(ToolCallFailed(error.index, error))
         return out
 
-    def _call(self, call: ToolCall, wire: bool) -> Any:
-        if call.repairs and not self.repair:
-            failure = self._strictly(call)
-            if failure is not None:
-                self.errors.append(failure)
-                if wire:
-                    self.failed_wire.add(call.index)
-                return ToolCallFailed(call.index, failure)
+    def _call(self, call: ToolCall) -> Any:
         self.calls.append(call)
         return ToolCallCompleted(call)
-
-    def _strictly(self, call: ToolCall) -> FailedCall | None:
-        """With repair off: why a call that needed repair fails (None if its arguments pass as written). The
-        arguments checked strictly give the parse error's own message and position; calls written in text carry
-        their arguments already re-serialised, so for them the repairs themselves are the reason."""
-        reply = {"message": {"tool_calls": [{"function": {"name": call.name, "arguments": call.raw_arguments}}]}}
-        result = parse_response(reply, self.registry, repair=False, text_calls=False, **self.limits)
-        if not result.ok:
-            return FailedCall.of(result.errors[0], index=call.index, id=call.id)
-        if call.source in ("tool_calls", "stream"):
-            return None
-        kinds = ", ".join(f"{r.kind} at {r.position}" for r in call.repairs)
-        return FailedCall(
-            code=Code.UNPARSEABLE,
-            message=f"the call's JSON needed repair ({kinds}) and repair is off",
-            tool_name=call.name,
-            raw_arguments=call.raw_arguments,
-            index=call.index,
-            position=call.repairs[0].position,
-            suggestion="write the call as strict JSON",
-            id=call.id,
-        )

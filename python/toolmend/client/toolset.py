@@ -14,7 +14,7 @@ import orjson
 
 from toolmend import _core
 from toolmend.config import RetryConfig
-from toolmend.response import ParseResult, parse_response
+from toolmend.response import ParseResult, check_call, parse_response
 
 
 class Toolset:
@@ -79,8 +79,7 @@ class Toolset:
         fits = [t.name for t in registry.tools() if registry.try_validate(t.name, arguments).ok]
         if len(fits) != 1:
             return None
-        reply = {"message": {"tool_calls": [{"function": {"name": fits[0], "arguments": raw}}]}}
-        result = parse_response(reply, registry, repair=repair, **self.limits)
+        result = check_call(fits[0], raw, registry, repair=repair, **self.limits)
         return result if result.ok else None
 
     def _loose(self, raw: str) -> Any:

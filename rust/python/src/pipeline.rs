@@ -13,8 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use toolmend_core::extract::Formats;
 use toolmend_core::pipeline::{
-    check_reply, new_call_id, CallSource, CheckedCall, Failure, Host, MessageText, Pipeline,
-    RejectedCall,
+    check_reply, new_call_id, CallSource, Candidate, CheckedCall, Failure, Host, MessageText,
+    Pipeline, RejectedCall,
 };
 use toolmend_core::schema::{Registry, Tool, Violation};
 use toolmend_core::walk::Budget;
@@ -24,7 +24,7 @@ use crate::convert::{all_untracked, bounded_input, orjson_dumps, sorted_json, un
 use crate::repair::{load_json, repair_list, LoadError, Mending, Repair};
 use crate::schema::{field_errors, FieldError, PyToolRegistry};
 use crate::walk::check_limits;
-use crate::wire::{read_reply, Obj};
+use crate::wire::{plain, read_reply, Obj};
 
 /// Arguments as the model gave them: JSON text (the str itself, whatever it holds), or an object
 /// (Ollama), whose text is made only when asked for.
@@ -332,6 +332,30 @@ pub fn parse_response<'py>(
     let reply = read_reply(py, body, &limits)?;
     let said = check_reply(&mut pipeline, reply, formats)?;
     ParseResult::from_pipeline(py, pipeline, said)
+}
+
+/// Checks one call given by its name and arguments as a call of a reply is checked; see the
+/// Python docstring.
+#[pyfunction]
+#[pyo3(signature = (name, arguments, registry=None, *, repair=true, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn check_call<'py>(
+    py: Python<'py>,
+    name: &Bound<'py, PyAny>,
+    arguments: &Bound<'py, PyAny>,
+    registry: Option<PyRef<'py, PyToolRegistry>>,
+    repair: bool,
+    max_size: usize,
+    max_depth: usize,
+    timeout_ms: u64,
+    allow_truncated: bool,
+) -> PyResult<Py<ParseResult>> {
+    let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
+    let host = PyHost::new(py, registry.as_deref());
+    let mut pipeline = Pipeline::new(&host, limits, repair).allow_truncated(allow_truncated);
+    let (name, arguments) = (Obj(plain(name.clone())), Obj(plain(arguments.clone())));
+    pipeline.run(Candidate::given(name, arguments, 0))?;
+    ParseResult::from_pipeline(py, pipeline, Default::default())
 }
 
 pub(crate) struct PyHost<'a, 'py> {

@@ -123,14 +123,17 @@ pub struct ToolCallAccumulator {
     allow_truncated: bool,
     /// The caller said the stream stopped at the token limit.
     cut_by_length: bool,
+    /// Off: a call whose arguments are not strict JSON as sent is refused (TLP-004).
+    repair: bool,
 }
 
 #[pymethods]
 impl ToolCallAccumulator {
     #[new]
-    #[pyo3(signature = (registry=None, *, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
+    #[pyo3(signature = (registry=None, *, repair=true, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
     fn new(
         registry: Option<Py<PyToolRegistry>>,
+        repair: bool,
         max_size: usize,
         max_depth: usize,
         timeout_ms: u64,
@@ -144,6 +147,7 @@ impl ToolCallAccumulator {
             views: PyViews::default(),
             allow_truncated,
             cut_by_length: false,
+            repair,
         })
     }
 
@@ -333,7 +337,7 @@ impl ToolCallAccumulator {
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
         let host = PyHost::new(py, registry.as_deref());
         let mut pipeline =
-            Pipeline::new(&host, self.limits, true).allow_truncated(self.allow_truncated);
+            Pipeline::new(&host, self.limits, self.repair).allow_truncated(self.allow_truncated);
         pipeline.set_cut_by_length(self.cut_by_length || self.reader.cut_by_length());
         check_stream(&mut pipeline, assembled, |call| {
             self.views
@@ -355,15 +359,18 @@ pub struct TextCallParser {
     next_index: usize,
     /// Calls cut off are taken, marked `truncated` (else refused with TLP-010).
     allow_truncated: bool,
+    /// Off: a call whose JSON needed repair is refused (TLP-004).
+    repair: bool,
 }
 
 #[pymethods]
 impl TextCallParser {
     #[new]
-    #[pyo3(signature = (registry=None, *, max_buffer=toolmend_core::extract::DEFAULT_MAX_BUFFER, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false, formats=None))]
+    #[pyo3(signature = (registry=None, *, repair=true, max_buffer=toolmend_core::extract::DEFAULT_MAX_BUFFER, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false, formats=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         registry: Option<Py<PyToolRegistry>>,
+        repair: bool,
         max_buffer: usize,
         max_size: usize,
         max_depth: usize,
@@ -380,6 +387,7 @@ impl TextCallParser {
             registry,
             next_index: 0,
             allow_truncated,
+            repair,
         })
     }
 
@@ -421,6 +429,7 @@ impl TextCallParser {
         let items = check_text_events(
             &host,
             self.limits,
+            self.repair,
             self.allow_truncated,
             events,
             &mut self.next_index,

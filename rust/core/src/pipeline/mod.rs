@@ -165,6 +165,22 @@ impl<V> Candidate<V> {
         }
     }
 
+    /// One call as a caller gives it: a name and arguments (JSON text, or an object), read as
+    /// a call of the `tool_calls` field is.
+    pub fn given(name: V, arguments: V, index: usize) -> Self {
+        Candidate {
+            id: None,
+            name: Some(name),
+            arguments: Arguments::Given(arguments),
+            raw: None,
+            index,
+            source: CallSource::ToolCalls,
+            repairs: Vec::new(),
+            unreadable: None,
+            cut: false,
+        }
+    }
+
     /// A call assembled from a stream. `arguments` is the value already read from its text,
     /// when the host has one (the binding's live view); otherwise the text is read.
     pub fn assembled<H: Host<Value = V>>(
@@ -577,6 +593,9 @@ impl<'h, H: Host> Pipeline<'h, H> {
         if let Some(failure) = &c.unreadable {
             return Err(failure.clone());
         }
+        if !self.repair && !c.repairs.is_empty() {
+            self.refuse_mended(c)?;
+        }
         // Looked up now, reported after the limits (the pipeline's order). A registry that
         // validates an object under the same limits walks it once for both.
         let registry = self.host.registry();
@@ -619,6 +638,40 @@ impl<'h, H: Host> Pipeline<'h, H> {
             self.validate(&tool, &value, name)?;
         }
         Ok((value, repairs, if cut { Cut::Taken } else { Cut::Whole }))
+    }
+
+    /// With repair off, a call that needed repair to be found or assembled is refused
+    /// (TLP-004), wherever it was written: a streamed call with the parse error of its text as
+    /// sent (Ok when that text is strict after all), a call written in text with the repairs
+    /// its JSON needed.
+    fn refuse_mended(&self, c: &Candidate<H::Value>) -> Result<(), Failure> {
+        if let (CallSource::Stream, Some(raw)) = (c.source, &c.raw) {
+            let bytes = self.host.text_bytes(raw, self.limits.max_size)?;
+            return self
+                .host
+                .parse_arguments(raw, &bytes, &self.limits, false)
+                .map(drop);
+        }
+        let mut kinds: Vec<String> = c
+            .repairs
+            .iter()
+            .take(3)
+            .map(|r| format!("{} at byte {}", r.kind.as_str(), r.position))
+            .collect();
+        if c.repairs.len() > 3 {
+            kinds.push(format!("{} more", c.repairs.len() - 3));
+        }
+        Err(Failure {
+            position: Some(c.repairs[0].position),
+            ..Failure::new(
+                ErrorCode::Unparseable,
+                format!(
+                    "The call's JSON needed repair ({}) and repair is off",
+                    kinds.join(", ")
+                ),
+                "write the call as strict JSON",
+            )
+        })
     }
 
     /// The limits without the repair deadline, as a registry holds them.

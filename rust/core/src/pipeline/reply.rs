@@ -187,6 +187,7 @@ pub enum TextItem<V> {
 pub fn check_text_events<H: Host>(
     host: &H,
     limits: Limits,
+    repair: bool,
     allow_truncated: bool,
     events: Vec<TextEvent>,
     next_index: &mut usize,
@@ -216,7 +217,7 @@ pub fn check_text_events<H: Host>(
                 calls
             }
         };
-        let mut pipeline = Pipeline::new(host, limits, true).allow_truncated(allow_truncated);
+        let mut pipeline = Pipeline::new(host, limits, repair).allow_truncated(allow_truncated);
         pipeline.set_cut_by_length(cut_by_length && Some(i) == last_block);
         for call in found {
             pipeline.run(Candidate::found(host, call, *next_index))?;

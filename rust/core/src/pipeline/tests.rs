@@ -485,6 +485,7 @@ fn text_events_come_back_in_order_numbered_on_and_only_the_last_block_is_cut() {
     let items = check_text_events(
         &host,
         no_deadline(),
+        true,
         false,
         events.clone(),
         &mut next_index,
@@ -512,8 +513,16 @@ fn text_events_come_back_in_order_numbered_on_and_only_the_last_block_is_cut() {
     // Both blocks lack a brace; at the limit only the last is taken for cut off. Not at the
     // limit, both are forgotten braces, mended and taken.
     let mut next_index = 0;
-    let items =
-        check_text_events(&host, no_deadline(), false, events, &mut next_index, false).unwrap();
+    let items = check_text_events(
+        &host,
+        no_deadline(),
+        true,
+        false,
+        events,
+        &mut next_index,
+        false,
+    )
+    .unwrap();
     assert_eq!(
         items
             .iter()
