@@ -184,6 +184,10 @@ def test_stream_events_are_of_the_kinds_stream_event_kind_names() -> None:
         toolmend.ToolCallDelta(0, id="a", name="read_"),
         toolmend.ToolCallDelta(0, name="file", arguments='{"path": "x"}', complete=True),
         toolmend.ToolCallDelta(1, id="b", name="t", arguments='{"text": "' + "x" * 40),
+        # What else a stream says: reasoning, text that turns out to be reasoning, its end, usage, an error.
+        {"choices": [{"index": 0, "delta": {"reasoning_content": "r", "content": "hm</think>ok"}, "finish_reason": "stop"}],
+         "usage": {"prompt_tokens": 1, "completion_tokens": 2}},
+        b'data: {"error": {"message": "overloaded"}}\n\n',
     ):
         seen += [event.kind for event in acc.feed(chunk)]
     assert set(seen) == {kind.value for kind in StreamEventKind}

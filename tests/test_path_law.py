@@ -1,5 +1,5 @@
-"""Path agreement as a law: for any reply and any split of its stream, parse_response of the whole body, and
-both clients' chat and chat_stream (max_retries=0) over real HTTP, agree on the calls (name, arguments and
+"""Path agreement as a law: for any reply and any split of its stream, parse_response of the whole body, one
+ToolCallAccumulator fed the raw stream, and both clients' chat and chat_stream (max_retries=0) over real HTTP, agree on the calls (name, arguments and
 source, in order, repeats kept; ids where the reply sent them), the text and the reasoning.
 
 Replies are drawn from wire calls (arguments with integers past 64 bits, floats, unicode, and repairable
@@ -129,6 +129,15 @@ def test_every_path_reads_a_reply_alike(reply: dict[str, Any], provider: str) ->
     expected = (_seen(whole.calls), whole.text, whole.reasoning)
     for result in _through_clients(provider, reply):
         assert (_seen(result.tool_calls), result.text, result.reasoning) == expected
+    # One ToolCallAccumulator fed the raw stream, cut every `step` bytes, reads the same calls, text and reasoning.
+    stream = (_openai if provider == "openai" else _ollama)(reply, True)
+    raw = b"".join(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in stream.lines or [])
+    acc = toolmend.ToolCallAccumulator()
+    for at in range(0, len(raw), reply["step"]):
+        acc.feed(raw[at : at + reply["step"]])
+    fed = acc.finish()
+    assert fed.ok, fed.errors
+    assert (_seen(fed.calls), fed.text, fed.reasoning) == expected
 
 
 # ---- any JSON type in any field ------------------------------------------------------------------------

@@ -70,6 +70,8 @@ def test_the_accumulator_keeps_every_call_of_the_raw_stream(name: str, size: int
     result = acc.finish()
     assert result.ok, result.errors
     assert [(c.name, c.arguments) for c in result.calls] == EXPECTED[name][0]
+    # One reader for the whole stream: its text and its reasoning too.
+    assert (result.text, result.reasoning) == EXPECTED[name][1:]
 
 
 @pytest.mark.parametrize("name", EXPECTED)

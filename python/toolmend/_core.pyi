@@ -569,12 +569,21 @@ class ToolCallAccumulator:
         registry: ToolRegistry | None = None,
         *,
         repair: bool = True,
+        text_calls: bool | str | Collection[str] | None = None,
         max_size: int = ...,
         max_depth: int = ...,
         timeout_ms: int = ...,
         allow_truncated: bool = False,
     ) -> None:
-        """``repair=False``: a call whose arguments are not strict JSON as sent is refused (TLP-004)."""
+        """``repair=False``: a call whose arguments are not strict JSON as sent is refused (TLP-004).
+        ``text_calls``: the formats of calls written in the stream's text that are read, as for parse_response
+        (None: "default"; False: none)."""
+    @property
+    def usage(self) -> tuple[int, int] | None:
+        """The token counts the stream sent, (prompt, completion)."""
+    @property
+    def finish_reason(self) -> str | None:
+        """Why the reply ended, as the server said it."""
     def feed(self, chunk: ToolCallDelta | Mapping[str, Any] | str | bytes | bytearray | object) -> list[StreamEvent]:
         """Takes one chunk (an OpenAI chunk or delta, an Ollama line, an Anthropic or Responses API
         stream event, as a dict or the SDK's object; raw SSE or NDJSON bytes split anywhere; or a

@@ -59,6 +59,18 @@ class StreamEventKind(StrEnum):
     COMPLETED = "completed"
     #: The call failed (``code``, ``message``).
     FAILED = "failed"
+    #: Text of the reply (``text``), calls written in it taken out: they come from ``completed()``.
+    TEXT = "text"
+    #: Reasoning (``text``): a reasoning field, or a think block in the text. Never text, never calls.
+    REASONING = "reasoning"
+    #: A lone reasoning closer came: ``text`` is all before it, and the text so far was reasoning.
+    TEXT_WAS_REASONING = "text_was_reasoning"
+    #: Token counts came (read them from ``ToolCallAccumulator.usage``).
+    USAGE = "usage"
+    #: Why the reply ended, as the server said it (``text``).
+    FINISH = "finish"
+    #: The provider sent an error in the stream (``code`` TLP-011, ``message``).
+    ERROR = "error"
 
 
 class Code(StrEnum):

@@ -93,7 +93,8 @@ class Assembly:
     def chunk(self, chunk: Any) -> list[Any]:
         """A line or chunk with tool-call fragments (or the end of the turn) for the accumulator."""
         if self._acc is None:
-            self._acc = ToolCallAccumulator(self.registry, repair=self.repair, **self.limits)
+            # Text is read by the text parser as it comes (see text_piece), not a second time here.
+            self._acc = ToolCallAccumulator(self.registry, repair=self.repair, text_calls=False, **self.limits)
         acc = self._acc
         out: list[Any] = []
         for e in acc.feed(chunk):

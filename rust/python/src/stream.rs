@@ -7,9 +7,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use toolmend_core::partial::mended_look;
-use toolmend_core::pipeline::{check_stream, check_text_events, finish_text, Pipeline, TextItem};
+use toolmend_core::pipeline::{
+    check_stream_reply, check_text_events, finish_text, known_tool, MessageText, Pipeline, TextItem,
+};
 use toolmend_core::stream::{Accumulator, AssembledCall, Delta, Event, EventKind, FailedCall};
-use toolmend_core::wire::{is_limit_reason, StreamReader};
+use toolmend_core::wire::{is_limit_reason, Said, StreamReader};
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{input_bytes, python_objects, untracked};
@@ -90,6 +92,8 @@ impl StreamEvent {
         message: Option<String>,
     ) -> PyResult<Self> {
         let kind = EventKind::from_name(kind)
+            .map(EventKind::as_str)
+            .or_else(|| Said::KINDS.into_iter().find(|k| *k == kind))
             .ok_or_else(|| PyValueError::new_err(format!("not an event kind: {kind:?}")))?;
         let code = match code {
             Some(code) => Some(
@@ -100,7 +104,7 @@ impl StreamEvent {
             None => None,
         };
         Ok(StreamEvent {
-            kind: kind.as_str(),
+            kind,
             index,
             id,
             path,
@@ -130,18 +134,21 @@ pub struct ToolCallAccumulator {
 #[pymethods]
 impl ToolCallAccumulator {
     #[new]
-    #[pyo3(signature = (registry=None, *, repair=true, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
+    #[pyo3(signature = (registry=None, *, repair=true, text_calls=None, max_size=Limits::DEFAULT.max_size, max_depth=Limits::DEFAULT.max_depth, timeout_ms=Limits::DEFAULT.timeout_ms, allow_truncated=false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         registry: Option<Py<PyToolRegistry>>,
         repair: bool,
+        text_calls: Option<&Bound<'_, PyAny>>,
         max_size: usize,
         max_depth: usize,
         timeout_ms: u64,
         allow_truncated: bool,
     ) -> PyResult<Self> {
         let limits = crate::convert::limits(max_size, max_depth, timeout_ms)?;
+        let formats = text_calls.map_or(Ok(Default::default()), crate::convert::formats)?;
         Ok(ToolCallAccumulator {
-            reader: StreamReader::new(limits),
+            reader: StreamReader::new(limits).with_text_calls(limits, formats),
             limits,
             registry,
             views: PyViews::default(),
@@ -180,6 +187,7 @@ impl ToolCallAccumulator {
                 self.reader.feed_bytes(&bytes, &PyParser(py), &mut sink)?;
             }
         }
+        self.said_events(py, &mut events)?;
         Ok(events)
     }
 
@@ -199,6 +207,7 @@ impl ToolCallAccumulator {
         };
         let bytes = input_bytes(data)?;
         self.reader.feed_payload(&bytes, &PyParser(py), &mut sink)?;
+        self.said_events(py, &mut events)?;
         Ok(events)
     }
 
@@ -239,7 +248,8 @@ impl ToolCallAccumulator {
             .reader
             .calls_mut()
             .take_completed_with(|slot, text| views.holds_whole(slot, text));
-        self.check(py, assembled)
+        let text_calls = self.reader.take_text_calls();
+        self.check(py, assembled, text_calls, false)
     }
 
     /// The end of the stream: whatever is left, cut-off arguments repaired, as a ParseResult.
@@ -257,12 +267,33 @@ impl ToolCallAccumulator {
             Ok(())
         };
         self.reader.end_bytes(&PyParser(py), &mut sink)?;
+        {
+            let registry = self.registry.as_ref().map(|r| r.borrow(py));
+            let host = PyHost::new(py, registry.as_deref());
+            let is_tool = known_tool(&host);
+            self.reader
+                .finish_text(is_tool.as_ref().map(|f| f as &dyn Fn(&str) -> bool));
+        }
+        self.reader.take_said();
         let views = &self.views;
         let assembled = self
             .reader
             .calls_mut()
             .finish_with(|slot, text| views.holds_whole(slot, text));
-        self.check(py, assembled)
+        let text_calls = self.reader.take_text_calls();
+        self.check(py, assembled, text_calls, true)
+    }
+
+    /// Token counts the stream sent, (prompt, completion), or None.
+    #[getter]
+    fn usage(&self) -> Option<(u64, u64)> {
+        self.reader.said_so_far().usage
+    }
+
+    /// Why the reply ended, as the server said it, or None.
+    #[getter]
+    fn finish_reason(&self) -> Option<String> {
+        self.reader.said_so_far().finish_reason.clone()
     }
 
     /// The arguments of the call at `index` received so far as Python objects, open strings
@@ -333,18 +364,51 @@ impl ToolCallAccumulator {
         &self,
         py: Python<'_>,
         assembled: Vec<Result<AssembledCall, FailedCall>>,
+        text_calls: Vec<toolmend_core::extract::FoundCall>,
+        at_end: bool,
     ) -> PyResult<Py<ParseResult>> {
         let registry = self.registry.as_ref().map(|r| r.borrow(py));
         let host = PyHost::new(py, registry.as_deref());
         let mut pipeline =
             Pipeline::new(&host, self.limits, self.repair).allow_truncated(self.allow_truncated);
         pipeline.set_cut_by_length(self.cut_by_length || self.reader.cut_by_length());
-        check_stream(&mut pipeline, assembled, |call| {
+        let said = self.reader.said_so_far();
+        let error = at_end.then_some(said.provider_error.as_deref()).flatten();
+        check_stream_reply(&mut pipeline, assembled, text_calls, error, |call| {
             self.views
                 .whole_object(&PyBuilder(py), call)
                 .map(|v| Obj(v.into_bound(py)))
         })?;
-        ParseResult::from_pipeline(py, pipeline, Default::default())
+        let text = match at_end {
+            true => MessageText {
+                text: said.text().to_owned(),
+                reasoning: said.reasoning().to_owned(),
+            },
+            false => MessageText::default(),
+        };
+        ParseResult::from_pipeline(py, pipeline, text)
+    }
+
+    /// An event for each thing the stream said besides its calls since the last one.
+    fn said_events(&mut self, py: Python<'_>, events: &mut Vec<Py<StreamEvent>>) -> PyResult<()> {
+        for said in self.reader.take_said() {
+            let Some((kind, text)) = said.shown() else {
+                continue;
+            };
+            let error = matches!(said, Said::ProviderError(_));
+            let text = text.map(str::to_owned);
+            let event = StreamEvent {
+                kind,
+                index: 0,
+                id: None,
+                path: None,
+                text: if error { None } else { text.clone() },
+                code: error.then(|| ErrorCode::ProviderError.as_str()),
+                message: if error { text } else { None },
+            };
+            events.push(untracked(py, event)?);
+        }
+        Ok(())
     }
 }
 

@@ -31,7 +31,8 @@ use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{ErrorOf, JsonLike};
 
 pub use reply::{
-    check_message, check_reply, check_stream, check_text_events, finish_text, MessageText, TextItem,
+    check_message, check_reply, check_stream, check_stream_reply, check_text_events, finish_text,
+    known_tool, MessageText, TextItem,
 };
 pub use serde_host::SerdeHost;
 

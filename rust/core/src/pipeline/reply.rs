@@ -1,7 +1,7 @@
 //! The calls of a whole reply and of a stream's assembled calls, through the pipeline.
 
 use crate::error::ErrorCode;
-use crate::extract::{text_calls_in, Formats, TextCallParser, TextEvent};
+use crate::extract::{text_calls_in, Formats, FoundCall, TextCallParser, TextEvent};
 use crate::limits::Limits;
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{call_entry, join_text, ErrorOf, Reply, ReplyMessage};
@@ -35,11 +35,7 @@ pub fn check_reply<H: Host>(
             }
             return Ok(text.unwrap_or_default());
         }
-        Reply::ProviderError(message) => Failure::new(
-            ErrorCode::ProviderError,
-            format!("The provider answered with an error, not a reply: {message}"),
-            "act on the provider's message; no call was made",
-        ),
+        Reply::ProviderError(message) => provider_failure(&message),
         Reply::NotAReply(what) => Failure::new(
             ErrorCode::ReplyNotUnderstood,
             format!(
@@ -51,6 +47,14 @@ pub fn check_reply<H: Host>(
     };
     pipeline.reject(0, failure);
     Ok(MessageText::default())
+}
+
+fn provider_failure(message: &str) -> Failure {
+    Failure::new(
+        ErrorCode::ProviderError,
+        format!("The provider answered with an error, not a reply: {message}"),
+        "act on the provider's message; no call was made",
+    )
 }
 
 /// Checks one message's calls: each call entry at its wire index (`function.index`, the
@@ -118,7 +122,7 @@ pub fn check_message<H: Host>(
 }
 
 /// With a registry, a JSON object in plain prose is a call only when it names a known tool.
-fn known_tool<H: Host>(host: &H) -> Option<impl Fn(&str) -> bool + '_> {
+pub fn known_tool<H: Host>(host: &H) -> Option<impl Fn(&str) -> bool + '_> {
     host.registry()
         .map(|r| move |name: &str| r.get(name).is_ok())
 }
@@ -141,9 +145,34 @@ fn may_hold_reasoning(content: &str) -> bool {
 pub fn check_stream<H: Host>(
     pipeline: &mut Pipeline<'_, H>,
     calls: Vec<Result<AssembledCall, FailedCall>>,
+    read: impl FnMut(&AssembledCall) -> Option<H::Value>,
+) -> Result<(), ErrorOf<H::Value>> {
+    check_stream_reply(pipeline, calls, Vec::new(), None, read)
+}
+
+/// `check_stream`, and the calls found in the stream's text (`SaidSoFar::text_calls`) after
+/// them, numbered on from the highest index of the stream's calls as `check_message` numbers
+/// the calls of a whole reply's text (and dropped where they repeat a call of the stream). A
+/// provider's error the stream sent is one error at index 0, as in a whole reply.
+pub fn check_stream_reply<H: Host>(
+    pipeline: &mut Pipeline<'_, H>,
+    calls: Vec<Result<AssembledCall, FailedCall>>,
+    text_calls: Vec<FoundCall>,
+    provider_error: Option<&str>,
     mut read: impl FnMut(&AssembledCall) -> Option<H::Value>,
 ) -> Result<(), ErrorOf<H::Value>> {
+    if let Some(message) = provider_error {
+        pipeline.reject(0, provider_failure(message));
+    }
     let host = pipeline.host();
+    let next_index = calls
+        .iter()
+        .map(|c| match c {
+            Ok(call) => call.index + 1,
+            Err(failed) => failed.index + 1,
+        })
+        .max()
+        .unwrap_or(0);
     for call in calls {
         let candidate = match call {
             Ok(call) => {
@@ -161,6 +190,9 @@ pub fn check_stream<H: Host>(
             Err(failed) => Candidate::failed(host, failed),
         };
         pipeline.run(candidate)?;
+    }
+    for (i, call) in text_calls.into_iter().enumerate() {
+        pipeline.run(Candidate::found(host, call, next_index + i))?;
     }
     pipeline.settle_cut_off();
     Ok(())

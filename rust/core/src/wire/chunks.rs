@@ -2,11 +2,13 @@
 //! text in pieces, `finish_reason`), Ollama lines (`message.tool_calls[]`, whole calls with
 //! object arguments, `done`), bare deltas, and raw bytes of either stream split anywhere.
 
-use crate::limits::Limits;
-use crate::stream::{Accumulator, Delta, Event};
 use std::borrow::Cow;
 
-use super::envelope::{kind_of, stopped_at_limit};
+use crate::extract::{Formats, TextCallParser, TextEvent, DEFAULT_MAX_BUFFER};
+use crate::limits::Limits;
+use crate::stream::{Accumulator, Delta, Event};
+
+use super::envelope::{delta_text, kind_of, provider_error, stopped_at_limit};
 use super::framing::{line_kind, Frame, LineFramer, LineKind};
 use super::openai;
 use super::value::{ErrorOf, JsonLike, Key, Parser};
@@ -19,12 +21,110 @@ pub fn line_limit(limits: &Limits) -> usize {
     limits.max_size.saturating_mul(6).saturating_add(64 * 1024)
 }
 
+/// What a stream says besides its call fragments, in the order it said it (see
+/// `StreamReader::take_said`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Said {
+    /// The reply's text (its first choice's `content`), as the reader's text parser handed it
+    /// out (`TextEvent::Text` pieces as they came, when it reads no calls in text).
+    Text(TextEvent),
+    /// A piece of a reasoning field (`reasoning_content`, `reasoning`, Ollama's `thinking`,
+    /// Anthropic's and the Responses API's reasoning deltas): never text, never calls.
+    Reasoning(String),
+    /// Token counts: OpenAI's `usage` (prompt, completion), Ollama's `prompt_eval_count` and
+    /// `eval_count`.
+    Usage { prompt: u64, completion: u64 },
+    /// Why the reply ended, as the server said it (`finish_reason`, `done_reason`,
+    /// `stop_reason`).
+    Finish(String),
+    /// A provider's error sent in the stream (an `error` chunk or line): its message.
+    ProviderError(String),
+}
+
+impl Said {
+    /// The names of the kinds of what a stream says, as the binding's events name them.
+    pub const KINDS: [&'static str; 6] = [
+        "text",
+        "reasoning",
+        "text_was_reasoning",
+        "usage",
+        "finish",
+        "error",
+    ];
+
+    /// The kind's name, and the text it carries; None for calls found in the text (they are
+    /// checked with the stream's calls, see `SaidSoFar::text_calls`) and for the text revised
+    /// at the end (`finish` gives the reply's text).
+    pub fn shown(&self) -> Option<(&'static str, Option<&str>)> {
+        Some(match self {
+            Said::Text(TextEvent::Text(t)) => ("text", Some(t)),
+            Said::Text(TextEvent::Reasoning(r)) | Said::Reasoning(r) => ("reasoning", Some(r)),
+            Said::Text(TextEvent::TextWasReasoning(r)) => ("text_was_reasoning", Some(r)),
+            Said::Text(TextEvent::Calls(_) | TextEvent::CallsInText { .. }) => return None,
+            Said::Usage { .. } => ("usage", None),
+            Said::Finish(reason) => ("finish", Some(reason)),
+            Said::ProviderError(message) => ("error", Some(message)),
+        })
+    }
+}
+
+/// The reply as a stream has said it so far, as `parse_response` reads the same reply whole:
+/// text without the calls in it, reasoning, token counts, the finish reason, a provider error.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SaidSoFar {
+    text: String,
+    reasoning: String,
+    /// Calls found in the text, block by block, as the text parser handed them out.
+    pub text_calls: Vec<crate::extract::FoundCall>,
+    pub usage: Option<(u64, u64)>,
+    pub finish_reason: Option<String>,
+    pub provider_error: Option<String>,
+}
+
+impl SaidSoFar {
+    /// The text, without the space around it.
+    pub fn text(&self) -> &str {
+        self.text.trim()
+    }
+
+    pub fn reasoning(&self) -> &str {
+        self.reasoning.trim()
+    }
+
+    fn take(&mut self, said: &Said) {
+        match said {
+            Said::Text(TextEvent::Text(t)) => self.text.push_str(t),
+            Said::Text(TextEvent::Reasoning(r)) => self.reasoning.push_str(r),
+            Said::Text(TextEvent::TextWasReasoning(r)) => {
+                // The reply began inside a reasoning block: the text so far was reasoning.
+                self.text.clear();
+                self.reasoning.push_str(r);
+            }
+            Said::Text(TextEvent::Calls(found)) => self.text_calls.extend(found.iter().cloned()),
+            Said::Text(TextEvent::CallsInText { text, calls }) => {
+                self.text.clone_from(text);
+                self.text_calls.extend(calls.iter().cloned());
+            }
+            Said::Reasoning(r) => self.reasoning.push_str(r),
+            Said::Usage { prompt, completion } => self.usage = Some((*prompt, *completion)),
+            Said::Finish(reason) => self.finish_reason = Some(reason.clone()),
+            Said::ProviderError(message) => self.provider_error = Some(message.clone()),
+        }
+    }
+}
+
 /// Reads one streamed turn into the accumulator: chunks as values, or the raw bytes of the
 /// stream. Every event is handed to a sink with the accumulator as it stands right after it
-/// (the binding reads the arguments text then, for the path an event ended in).
+/// (the binding reads the arguments text then, for the path an event ended in). What else the
+/// stream says (text, reasoning, usage, its end, an error) is kept for `take_said`.
 #[derive(Debug)]
 pub struct StreamReader {
     calls: Accumulator,
+    said: Vec<Said>,
+    /// Reads the text for calls written in it; None: text is handed out as it came.
+    text: Option<TextCallParser>,
+    /// The reply as said so far (see `SaidSoFar`).
+    so_far: SaidSoFar,
     lines: LineFramer,
     /// The `data:` lines of a server-sent event whose first line was not JSON on its own,
     /// joined by newlines (an event may write its JSON over several lines): read at the event's
@@ -49,6 +149,9 @@ impl StreamReader {
     pub fn with_line_limit(limits: Limits, line_limit: usize) -> Self {
         StreamReader {
             calls: Accumulator::new(limits),
+            said: Vec::new(),
+            text: None,
+            so_far: SaidSoFar::default(),
             lines: LineFramer::new(line_limit),
             held: Vec::new(),
             held_ends: Vec::new(),
@@ -63,6 +166,92 @@ impl StreamReader {
     /// `response.incomplete`.
     pub fn cut_by_length(&self) -> bool {
         self.cut_by_length
+    }
+
+    /// Reads the stream's text for calls written in it, in `formats` (as `parse_response`'s
+    /// `text_calls`): they come out as `Said::Text(TextEvent::Calls(..))`.
+    pub fn with_text_calls(mut self, limits: Limits, formats: Formats) -> Self {
+        self.text = Some(TextCallParser::new(limits, DEFAULT_MAX_BUFFER).with_formats(formats));
+        self
+    }
+
+    /// What the stream said since the last call, besides its calls.
+    pub fn take_said(&mut self) -> Vec<Said> {
+        std::mem::take(&mut self.said)
+    }
+
+    /// The reply as said so far: text, reasoning, usage, its end, an error.
+    pub fn said_so_far(&self) -> &SaidSoFar {
+        &self.so_far
+    }
+
+    /// The calls found in the text and not yet taken.
+    pub fn take_text_calls(&mut self) -> Vec<crate::extract::FoundCall> {
+        std::mem::take(&mut self.so_far.text_calls)
+    }
+
+    /// The end of the text: what the text parser held, and the calls written without a marker
+    /// (`TextCallParser::finish`, `is_tool` as there), said.
+    pub fn finish_text(&mut self, is_tool: Option<&dyn Fn(&str) -> bool>) {
+        if let Some(parser) = &mut self.text {
+            for event in parser.finish(is_tool) {
+                self.say(Said::Text(event));
+            }
+        }
+    }
+
+    fn say(&mut self, said: Said) {
+        self.so_far.take(&said);
+        self.said.push(said);
+    }
+
+    fn say_text(&mut self, text: String) {
+        if text.is_empty() {
+            return;
+        }
+        match &mut self.text {
+            Some(parser) => {
+                for event in parser.feed(&text) {
+                    self.say(Said::Text(event));
+                }
+            }
+            None => self.say(Said::Text(TextEvent::Text(text))),
+        }
+    }
+
+    fn say_reasoning(&mut self, reasoning: String) {
+        if !reasoning.is_empty() {
+            self.say(Said::Reasoning(reasoning));
+        }
+    }
+
+    /// The text and reasoning of a delta or message (`envelope::delta_text`).
+    fn say_delta<V: JsonLike>(&mut self, delta: &V) -> Result<(), V::Error> {
+        let (text, reasoning) = delta_text(delta)?;
+        self.say_reasoning(reasoning);
+        self.say_text(text);
+        Ok(())
+    }
+
+    fn say_finish<V: JsonLike>(&mut self, reason: Option<V>) -> Result<(), V::Error> {
+        if let Some(reason) = reason {
+            if let Some(reason) = reason.as_str()? {
+                self.say(Said::Finish(reason.into_owned()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Token counts under `prompt` and `completion` in `value`, if it holds either.
+    fn say_usage<V: JsonLike>(&mut self, value: &V, prompt: Key, completion: Key) {
+        let count = |key| value.get(key).and_then(|v| v.as_index());
+        let (p, c) = (count(prompt), count(completion));
+        if p.is_some() || c.is_some() {
+            self.say(Said::Usage {
+                prompt: p.unwrap_or(0) as u64,
+                completion: c.unwrap_or(0) as u64,
+            });
+        }
     }
 
     /// The calls read so far.
@@ -91,6 +280,10 @@ impl StreamReader {
         chunk: &V,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
     ) -> Result<(), V::Error> {
+        if let Some(message) = provider_error(chunk)? {
+            self.say(Said::ProviderError(message));
+            return Ok(());
+        }
         if let Some(kind) = chunk.get(Key::Type) {
             if let Some(delta) = self.typed_event(chunk, &kind.as_str()?.unwrap_or_default())? {
                 return match delta {
@@ -100,19 +293,35 @@ impl StreamReader {
             }
         }
         if let Some(choices) = chunk.get(Key::Choices).and_then(|c| c.items()) {
-            for choice in choices.iter().filter(|c| c.is_object()) {
+            for (position, choice) in choices.iter().enumerate() {
+                if !choice.is_object() {
+                    continue;
+                }
+                // The text of the first choice is the reply's (a request asks for one).
+                let at = choice.get(Key::Index).and_then(|i| i.as_index());
+                let first = at.unwrap_or(position) == 0;
                 if let Some(delta) = choice.get(Key::Delta).filter(JsonLike::is_object) {
+                    if first {
+                        self.say_delta(&delta)?;
+                    }
                     self.feed_deltas(&delta, sink)?;
                 }
                 // The reason is read only on the chunk that ends the choice.
-                if choice.get(Key::FinishReason).is_some() {
+                if let Some(reason) = choice.get(Key::FinishReason) {
+                    if first {
+                        self.say_finish(Some(reason))?;
+                    }
                     self.cut_by_length |= stopped_at_limit(choice);
                     self.end_of_turn(sink)?;
                 }
             }
+            if let Some(usage) = chunk.get(Key::Usage) {
+                self.say_usage(&usage, Key::PromptTokens, Key::CompletionTokens);
+            }
             return Ok(());
         }
         if let Some(message) = chunk.get(Key::Message).filter(JsonLike::is_object) {
+            self.say_delta(&message)?;
             for call in message
                 .get(Key::ToolCalls)
                 .and_then(|c| c.items())
@@ -124,11 +333,15 @@ impl StreamReader {
                 self.feed_delta(delta, sink)?;
             }
             if chunk.get(Key::Done).is_some_and(|done| done.is_truthy()) {
+                self.say_finish(chunk.get(Key::DoneReason))?;
+                self.say_usage(chunk, Key::PromptEvalCount, Key::EvalCount);
                 self.cut_by_length |= stopped_at_limit(chunk);
                 self.end_of_turn(sink)?;
             }
             return Ok(());
         }
+        // A bare delta, as some clients pass it on: its text too.
+        self.say_delta(chunk)?;
         self.feed_deltas(chunk, sink)
     }
 
@@ -235,15 +448,26 @@ impl StreamReader {
         parser: &P,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
     ) -> Result<bool, ErrorOf<P::Value>> {
-        if let Some(choices) = openai::read_chunk(payload) {
-            for choice in choices {
+        if let Some(chunk) = openai::read_chunk(payload) {
+            for choice in chunk.choices {
+                let first = choice.index == 0;
+                if first {
+                    self.say_reasoning(choice.reasoning.unwrap_or_default());
+                    self.say_text(choice.text.unwrap_or_default());
+                }
                 for delta in choice.deltas {
                     self.feed_delta(delta, sink)?;
                 }
                 if let Some(at_limit) = choice.ends {
+                    if let (true, Some(reason)) = (first, choice.finish_reason) {
+                        self.say(Said::Finish(reason));
+                    }
                     self.cut_by_length |= at_limit;
                     self.end_of_turn(sink)?;
                 }
+            }
+            if let Some((prompt, completion)) = chunk.usage {
+                self.say(Said::Usage { prompt, completion });
             }
             return Ok(true);
         }
@@ -376,6 +600,16 @@ impl StreamReader {
                     return Ok(None);
                 };
                 let Some(json) = text(piece.get(Key::PartialJson))? else {
+                    // Anthropic's text and thinking blocks grow by deltas of their own.
+                    match kind_of(&piece)?.as_deref() {
+                        Some("text_delta") => {
+                            self.say_text(text(piece.get(Key::Text))?.unwrap_or_default())
+                        }
+                        Some("thinking_delta") => {
+                            self.say_reasoning(text(piece.get(Key::Thinking))?.unwrap_or_default())
+                        }
+                        _ => {}
+                    }
                     return Ok(None);
                 };
                 Some(delta(index, None, None, Some(json), false))
@@ -404,7 +638,18 @@ impl StreamReader {
             }
             "message_delta" => {
                 // Anthropic's stop reason comes in the delta before `message_stop`.
-                self.cut_by_length |= event.get(Key::Delta).is_some_and(|d| stopped_at_limit(&d));
+                if let Some(delta) = event.get(Key::Delta) {
+                    self.say_finish(delta.get(Key::StopReason))?;
+                    self.cut_by_length |= stopped_at_limit(&delta);
+                }
+                return Ok(None);
+            }
+            "response.output_text.delta" => {
+                self.say_text(text(event.get(Key::Delta))?.unwrap_or_default());
+                return Ok(None);
+            }
+            "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+                self.say_reasoning(text(event.get(Key::Delta))?.unwrap_or_default());
                 return Ok(None);
             }
             "message_stop" | "response.completed" => None,

@@ -5,9 +5,10 @@
 //! JSON object: a byte-order mark, Ollama's streamed lines, a reply broken on the way (mended,
 //! then taken only if it reads as a reply), or plain text.
 
+use std::borrow::Cow;
+
 use crate::limits::Limits;
 use crate::repair::repair;
-use std::borrow::Cow;
 
 use super::value::{ErrorOf, JsonLike, Key, Parser};
 
@@ -168,27 +169,8 @@ const MESSAGE_KEYS: [Key; 6] = [
 
 /// A reply object as read: its messages, a provider's error, or no reply.
 pub fn reply_of<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
-    let error = reply.get(Key::Error);
-    let answered = [Key::Choices, Key::Message, Key::Output]
-        .into_iter()
-        .any(|k| reply.get(k).is_some_and(|v| v.is_truthy()));
-    if let (Some(error), false) = (error, answered) {
-        return Ok(Reply::ProviderError(error_message(&error)?));
-    }
-    if reply
-        .get(Key::Object)
-        .and_then(|o| o.as_str().ok().flatten().map(|o| o == "error"))
-        == Some(true)
-    {
-        // vLLM's and older OpenAI-compatible servers' `{"object": "error", "message": ...}`.
-        return Ok(Reply::ProviderError(error_message(reply)?));
-    }
-    if let (Some(detail), false) = (reply.get(Key::Detail), answered) {
-        // FastAPI's `{"detail": ...}` (a text, or a list of validation errors), when the body
-        // holds nothing else a reply would.
-        if !MESSAGE_KEYS.into_iter().any(|k| reply.has(k)) && !reply.has(Key::Choices) {
-            return Ok(Reply::ProviderError(error_message(&detail)?));
-        }
+    if let Some(message) = provider_error(reply)? {
+        return Ok(Reply::ProviderError(message));
     }
     if let Some(choices) = reply.get(Key::Choices) {
         let mut messages = Vec::new();
@@ -214,6 +196,32 @@ pub fn reply_of<V: JsonLike>(reply: &V) -> Result<Reply<V>, V::Error> {
         }
     }
     Ok(read)
+}
+
+/// The message of a provider's error body (a whole reply, or a stream's chunk or line):
+/// `{"error": ...}` with no answer beside it, `{"object": "error", "message": ...}` (vLLM's and
+/// older OpenAI-compatible servers'), or FastAPI's `{"detail": ...}` when the body holds
+/// nothing else a reply would. None for anything else.
+pub fn provider_error<V: JsonLike>(reply: &V) -> Result<Option<String>, V::Error> {
+    let answered = [Key::Choices, Key::Message, Key::Output]
+        .into_iter()
+        .any(|k| reply.get(k).is_some_and(|v| v.is_truthy()));
+    if let (Some(error), false) = (reply.get(Key::Error), answered) {
+        return error_message(&error).map(Some);
+    }
+    if reply
+        .get(Key::Object)
+        .and_then(|o| o.as_str().ok().flatten().map(|o| o == "error"))
+        == Some(true)
+    {
+        return error_message(reply).map(Some);
+    }
+    if let (Some(detail), false) = (reply.get(Key::Detail), answered) {
+        if !MESSAGE_KEYS.into_iter().any(|k| reply.has(k)) && !reply.has(Key::Choices) {
+            return error_message(&detail).map(Some);
+        }
+    }
+    Ok(None)
 }
 
 /// A reply object other than a list of choices (see `reply_of`).

@@ -11,7 +11,7 @@ mod framing;
 mod openai;
 mod value;
 
-pub use chunks::{line_limit, StreamReader};
+pub use chunks::{line_limit, Said, SaidSoFar, StreamReader};
 pub(crate) use envelope::join_text;
 pub use envelope::{
     call_entry, delta_text, is_limit_reason, message_of, message_parts, read_reply,

@@ -29,10 +29,24 @@ pub(super) struct Chunk<'a> {
     choices: Vec<Object<Choice<'a>>>,
     #[serde(rename = "type")]
     kind: Option<IgnoredAny>,
+    usage: Option<Object<UsageBody>>,
+    // A chunk with an `error`, or whose `object` is "error", may be an error body (see
+    // `envelope::provider_error`): the general reading's.
+    error: Option<IgnoredAny>,
+    #[serde(borrow)]
+    object: Option<Cow<'a, str>>,
+}
+
+/// Token counts, where a server sends them (a usage-only last chunk, or the last choice's).
+#[derive(Deserialize)]
+struct UsageBody {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
 struct Choice<'a> {
+    index: Option<usize>,
     #[serde(borrow)]
     delta: Option<Object<DeltaBody<'a>>>,
     #[serde(borrow)]
@@ -50,6 +64,15 @@ struct Choice<'a> {
 struct DeltaBody<'a> {
     #[serde(borrow)]
     tool_calls: Option<Vec<Object<CallPiece<'a>>>>,
+    // Text and reasoning as text only: a list of parts (Magistral's) is the general reading's.
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -110,32 +133,57 @@ struct FunctionPiece<'a> {
 pub(super) struct ChoiceRead {
     pub deltas: Vec<Delta>,
     pub ends: Option<bool>,
+    /// The choice's place (its `index`, else its place in the list).
+    pub index: usize,
+    pub text: Option<String>,
+    pub reasoning: Option<String>,
+    pub finish_reason: Option<String>,
+}
+
+/// What a chunk says: its choices and the token counts it carries.
+pub(super) struct ChunkRead {
+    pub choices: Vec<ChoiceRead>,
+    pub usage: Option<(u64, u64)>,
 }
 
 /// The chunk `payload` holds, choice by choice; None when it is not a chunk this reading covers.
-pub(super) fn read_chunk(payload: &[u8]) -> Option<Vec<ChoiceRead>> {
+pub(super) fn read_chunk(payload: &[u8]) -> Option<ChunkRead> {
     // Only a line that names `choices` can be one: other lines (Ollama's) are not parsed twice.
     static CHOICES: LazyLock<memmem::Finder<'static>> =
         LazyLock::new(|| memmem::Finder::new(b"\"choices\""));
     CHOICES.find(payload)?;
     let Object(chunk) = serde_json::from_slice::<Object<Chunk<'_>>>(payload).ok()?;
-    if chunk.kind.is_some() {
+    if chunk.kind.is_some() || chunk.error.is_some() || chunk.object.as_deref() == Some("error") {
         return None;
     }
-    Some(
-        chunk
-            .choices
-            .into_iter()
-            .map(|c| read_choice(c.0))
-            .collect(),
-    )
+    let usage = chunk
+        .usage
+        .filter(|Object(u)| u.prompt_tokens.is_some() || u.completion_tokens.is_some())
+        .map(|Object(u)| {
+            (
+                u.prompt_tokens.unwrap_or(0),
+                u.completion_tokens.unwrap_or(0),
+            )
+        });
+    let choices = chunk
+        .choices
+        .into_iter()
+        .enumerate()
+        .map(|(position, c)| read_choice(c.0, position))
+        .collect();
+    Some(ChunkRead { choices, usage })
 }
 
-fn read_choice(choice: Choice<'_>) -> ChoiceRead {
-    let calls = choice
-        .delta
-        .and_then(|d| d.0.tool_calls)
-        .unwrap_or_default();
+fn read_choice(choice: Choice<'_>, position: usize) -> ChoiceRead {
+    let index = choice.index.unwrap_or(position);
+    let (text, reasoning, calls) = match choice.delta {
+        Some(Object(d)) => {
+            // The reasoning fields in the order `envelope::reasoning_fields` reads them.
+            let reasoning = d.thinking.or(d.reasoning_content).or(d.reasoning);
+            (d.content, reasoning, d.tool_calls.unwrap_or_default())
+        }
+        None => (None, None, Vec::new()),
+    };
     let deltas = calls
         .into_iter()
         .enumerate()
@@ -160,5 +208,12 @@ fn read_choice(choice: Choice<'_>) -> ChoiceRead {
             || said(&choice.stop_reason, "max_tokens")
             || said(&choice.status, "incomplete")
     });
-    ChoiceRead { deltas, ends }
+    ChoiceRead {
+        deltas,
+        ends,
+        index,
+        text: text.map(Cow::into_owned),
+        reasoning: reasoning.map(Cow::into_owned),
+        finish_reason: choice.finish_reason.map(Cow::into_owned),
+    }
 }

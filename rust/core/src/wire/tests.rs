@@ -405,14 +405,24 @@ mod openai_lines {
     fn choice() -> BoxedStrategy<Value> {
         let calls =
             prop_oneof![6 => prop::collection::vec(call(), 0..3).prop_map(Value::from), 1 => odd()];
+        let parts =
+            Just(json!([{"type": "text", "text": "a"}, {"type": "thinking", "thinking": "b"}]));
+        let content = prop_oneof![6 => text(), 1 => parts];
         let delta = prop_oneof![
-            6 => object(vec![("tool_calls", calls.boxed()), ("content", text().boxed()), ("role", Just(json!("assistant")).boxed())]),
+            6 => object(vec![
+                ("tool_calls", calls.boxed()),
+                ("content", content.boxed()),
+                ("reasoning_content", text().boxed()),
+                ("reasoning", text().boxed()),
+                ("thinking", text().boxed()),
+                ("role", Just(json!("assistant")).boxed()),
+            ]),
             1 => odd().boxed(),
         ];
         let reason = prop_oneof![3 => Just(Value::Null), 2 => text()];
         prop_oneof![
             8 => object(vec![
-                ("index", Just(json!(0)).boxed()),
+                ("index", prop_oneof![6 => Just(json!(0)), 1 => Just(json!(1))].boxed()),
                 ("delta", delta.boxed()),
                 ("finish_reason", reason.clone().boxed()),
                 ("done_reason", reason.clone().boxed()),
@@ -428,8 +438,18 @@ mod openai_lines {
         let choices = prop_oneof![8 => prop::collection::vec(choice(), 0..3).prop_map(Value::from), 1 => odd()];
         object(vec![
             ("id", Just(json!("chatcmpl-1")).boxed()),
-            ("object", Just(json!("chat.completion.chunk")).boxed()),
+            ("object", prop_oneof![6 => Just(json!("chat.completion.chunk")), 1 => Just(json!("error"))].boxed()),
             ("choices", choices.boxed()),
+            (
+                "usage",
+                prop_oneof![
+                    3 => Just(json!({"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10})),
+                    1 => Just(Value::Null),
+                    1 => odd(),
+                ]
+                .boxed(),
+            ),
+            ("error", prop_oneof![4 => Just(Value::Null), 1 => Just(json!({"message": "boom"}))].boxed()),
             (
                 "type",
                 prop_oneof![4 => Just(Value::Null), 1 => Just(json!("content_block_delta"))]
@@ -438,7 +458,12 @@ mod openai_lines {
         ])
     }
 
-    type Seen = (Vec<(Event, (usize, Option<String>))>, Calls, bool);
+    type Seen = (
+        Vec<(Event, (usize, Option<String>))>,
+        Calls,
+        bool,
+        Vec<Said>,
+    );
 
     /// The chunks read as raw SSE lines (`raw`) or as values, with the events, calls and cut.
     fn read(chunks: &[Value], raw: bool) -> Seen {
@@ -460,7 +485,8 @@ mod openai_lines {
             }
         }
         let cut = reader.cut_by_length();
-        (events, reader.calls_mut().finish(), cut)
+        let said = reader.take_said();
+        (events, reader.calls_mut().finish(), cut, said)
     }
 
     proptest! {
@@ -474,7 +500,8 @@ mod openai_lines {
     #[test]
     fn a_plain_chunk_is_read_straight_from_its_text() {
         let line = br#"{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "call_1", "function": {"name": "f", "arguments": "{\"a\\u00e9\": "}}]}, "finish_reason": null}]}"#;
-        let choices = super::super::openai::read_chunk(line).expect("covered");
+        let chunk = super::super::openai::read_chunk(line).expect("covered");
+        let choices = &chunk.choices;
         let delta = &choices[0].deltas[0];
         assert_eq!(
             (delta.index, delta.id.as_deref(), delta.name.as_deref()),

@@ -47,6 +47,11 @@ pub enum Key {
     Thinking,
     ToolCalls,
     Type,
+    Usage,
+    PromptTokens,
+    CompletionTokens,
+    PromptEvalCount,
+    EvalCount,
 }
 
 impl Key {
@@ -87,6 +92,11 @@ impl Key {
             Key::Thinking => "thinking",
             Key::ToolCalls => "tool_calls",
             Key::Type => "type",
+            Key::Usage => "usage",
+            Key::PromptTokens => "prompt_tokens",
+            Key::CompletionTokens => "completion_tokens",
+            Key::PromptEvalCount => "prompt_eval_count",
+            Key::EvalCount => "eval_count",
         }
     }
 }
