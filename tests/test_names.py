@@ -190,6 +190,10 @@ def test_stream_events_are_of_the_kinds_stream_event_kind_names() -> None:
         b'data: {"error": {"message": "overloaded"}}\n\n',
     ):
         seen += [event.kind for event in acc.feed(chunk)]
+    acc2 = toolmend.ToolCallAccumulator()
+    acc2.feed({"message": {"content": '{"name": "f", "arguments": {}}'}})
+    seen += [event.kind for event in acc2.end()]
+    seen += [event.kind for event in toolmend.ToolCallAccumulator().feed(b"data: [DONE]\n\n")]
     assert set(seen) == {kind.value for kind in StreamEventKind}
     assert all(type(kind) is StreamEventKind and StreamEventKind(kind) == kind for kind in seen)
 

@@ -354,11 +354,15 @@ STREAMS: dict[str, Callable[[], list[Any]]] = {
 def test_sdk_stream_objects_assemble_the_call(sdk: str) -> None:
     acc = toolmend.ToolCallAccumulator(registry())
     events = [e for chunk in STREAMS[sdk]() for e in acc.feed(chunk)]
-    assert events and events[0].kind == "started"
+    calls = [e for e in events if e.kind in ("started", "name", "arguments", "completed", "failed")]
+    assert calls and calls[0].kind == "started"
     result = acc.finish()
     assert result.ok, result.errors
     (call,) = result.calls
     assert (call.name, call.arguments) == ("read_file", ARGS)
+    # The same reader reads the stream's text: its events, and the text finish() gives.
+    shown = "".join(e.text for e in events if e.kind == "text")
+    assert shown.strip() == result.text
 
 
 @pytest.mark.parametrize("sdk", sorted(STREAMS))
@@ -378,7 +382,7 @@ def test_decoded_sse_payloads_go_in_one_message_at_a_time() -> None:
     for chunk in openai_chunks()[:-1]:  # no finish_reason: the stream's [DONE] ends it
         acc.feed_data(chunk.model_dump_json())
     # [DONE] ends the turn: the call is complete and handed out by completed().
-    assert [e.kind for e in acc.feed_data("[DONE]")] == ["completed"]
+    assert [e.kind for e in acc.feed_data("[DONE]")] == ["completed", "end"]
     (call,) = acc.completed().calls
     assert call.arguments == ARGS
     # A keep-alive or a line that is no JSON object says nothing.

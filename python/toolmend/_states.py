@@ -65,12 +65,17 @@ class StreamEventKind(StrEnum):
     REASONING = "reasoning"
     #: A lone reasoning closer came: ``text`` is all before it, and the text so far was reasoning.
     TEXT_WAS_REASONING = "text_was_reasoning"
+    #: From ``end()`` only: the text held calls written without a marker (bare JSON, a pythonic list); ``text`` is
+    #: the text without them, to stand instead of the text handed out.
+    TEXT_REVISED = "text_revised"
     #: Token counts came (read them from ``ToolCallAccumulator.usage``).
     USAGE = "usage"
     #: Why the reply ended, as the server said it (``text``).
     FINISH = "finish"
     #: The provider sent an error in the stream (``code`` TLP-011, ``message``).
     ERROR = "error"
+    #: The turn ended (a finish reason, Ollama's ``done``, ``[DONE]``, the end event of the stream).
+    END = "end"
 
 
 class Code(StrEnum):

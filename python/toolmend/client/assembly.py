@@ -12,7 +12,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Mapping
 
-from toolmend._core import Reasoning, TextCallParser, TextWithoutCalls, ToolCall, ToolCallAccumulator
+from toolmend._core import ToolCall, ToolCallAccumulator
+from toolmend._states import StreamEventKind as Kind
 from toolmend.client.events import (
     ReasoningDelta,
     TextDelta,
@@ -44,7 +45,11 @@ class Assembly:
         #: Indexes of wire calls that failed (their Started/ArgumentsDelta events are not replayed).
         self.failed_wire: set[int] = set()
         self._acc: ToolCallAccumulator | None = None
-        self._parser: TextCallParser | None = None
+        #: What the stream said besides calls and text: why it ended, its token counts, a provider's error.
+        self.finish_reason: str | None = None
+        self.usage: tuple[int, int] | None = None
+        self.provider_error: str | None = None
+        self.ended = False
         self._started: set[int] = set()
         #: Calls that had arguments events, and their views as the reply ended (see ``_view``).
         self._viewed: set[int] = set()
@@ -78,44 +83,61 @@ class Assembly:
 
     # ---- a streamed reply ------------------------------------------------------------------------------
 
-    def text_piece(self, piece: str) -> list[Any]:
-        """Content text: plain text comes back at once, calls written in it when their block closes."""
-        if self._parser is None:
-            self._parser = TextCallParser(self.registry, repair=self.repair, **self.limits)
-        return [self._item(item) for item in self._parser.feed(piece) if item != ""]
-
-    def reasoning_piece(self, piece: str) -> ReasoningDelta:
-        """Reasoning from a field of the stream (Ollama's ``thinking``, ``reasoning_content`` elsewhere): kept,
-        never searched for calls."""
-        self.thinking_parts.append(piece)
-        return ReasoningDelta(piece)
-
-    def chunk(self, chunk: Any) -> list[Any]:
-        """A line or chunk with tool-call fragments (or the end of the turn) for the accumulator."""
+    def data(self, payload: bytes) -> list[Any]:
+        """One message of the stream (an SSE event's data, an NDJSON line) for the core's reader, which reads all
+        of it: call fragments, text (and the calls written in it), reasoning, the finish reason, token counts and
+        a provider's error (these last three are kept here for the client: ``finish_reason``, ``usage``,
+        ``provider_error``)."""
         if self._acc is None:
-            # Text is read by the text parser as it comes (see text_piece), not a second time here.
-            self._acc = ToolCallAccumulator(self.registry, repair=self.repair, text_calls=False, **self.limits)
+            self._acc = ToolCallAccumulator(self.registry, repair=self.repair, **self.limits)
         acc = self._acc
-        out: list[Any] = []
-        for e in acc.feed(chunk):
-            kind = e.kind
-            if kind == "started" and e.id is not None:
-                self.ids[e.index] = e.id
-            elif kind == "name" and e.index not in self._started:
-                self._started.add(e.index)
-                out.append(ToolCallStarted(e.index, e.id or self.ids.get(e.index), e.text or ""))
-            elif kind == "arguments":
-                self._viewed.add(e.index)
-                out.append(ToolCallArgumentsDelta(e.index, e.path or "", e.text or "", view=partial(self._view, e.index)))
-        return out + self._checked(acc.completed(), wire=True)
+        out = self._events(acc.feed_data(payload))
+        return out + self._checked(acc.completed())
 
     def end(self, finish_reason: str | None) -> list[Any]:
         """The end of the reply: text held back and calls still open, checked; cut-off calls are failures."""
+        if self._acc is None:
+            return []
+        out = self._events(self._acc.end(finish_reason))
+        return out + self._checked(self._acc.finish(finish_reason))
+
+    def _events(self, events: list[Any]) -> list[Any]:
         out: list[Any] = []
-        if self._parser is not None:
-            out += [self._item(item) for item in self._parser.flush(finish_reason) if item != ""]
-        if self._acc is not None:
-            out += self._checked(self._acc.finish(finish_reason), wire=True)
+        for e in events:
+            kind = e.kind
+            if kind is Kind.TEXT:
+                self.text_parts.append(e.text)
+                out.append(TextDelta(e.text))
+            elif kind is Kind.ARGUMENTS:
+                self._viewed.add(e.index)
+                out.append(ToolCallArgumentsDelta(e.index, e.path or "", e.text or "", view=partial(self._view, e.index)))
+            elif kind is Kind.STARTED:
+                if e.id is not None:
+                    self.ids[e.index] = e.id
+            elif kind is Kind.NAME:
+                if e.index not in self._started:
+                    self._started.add(e.index)
+                    out.append(ToolCallStarted(e.index, e.id or self.ids.get(e.index), e.text or ""))
+            elif kind is Kind.REASONING:
+                self.thinking_parts.append(e.text)
+                out.append(ReasoningDelta(e.text))
+            elif kind is Kind.TEXT_WAS_REASONING:
+                # The reply began inside a reasoning block: the text so far was reasoning.
+                self.text_parts.clear()
+                self.thinking_parts.append(e.text)
+                out.append(ReasoningDelta(e.text, True))
+            elif kind is Kind.TEXT_REVISED:
+                # The text shown held calls written as bare JSON: the reply's text is this.
+                self.text_parts[:] = [e.text]
+                out.append(TextDelta(e.text, revised=True))
+            elif kind is Kind.FINISH:
+                self.finish_reason = e.text
+            elif kind is Kind.ERROR:
+                self.provider_error = e.message
+            elif kind is Kind.USAGE:
+                self.usage = self._acc.usage if self._acc is not None else None
+            elif kind is Kind.END:
+                self.ended = True
         return out
 
     def _view(self, index: int) -> Any:
@@ -126,42 +148,21 @@ class Assembly:
         return self._acc.partial(index)
 
     def release(self) -> None:
-        """Lets go of the accumulator and the text parser once the reply is read. They belong to the thread that
+        """Lets go of the accumulator once the reply is read. They belong to the thread that
         made them: an error's traceback keeps this object alive, and the garbage collector may free it on any
         thread, where dropping them fails."""
         if self._acc is not None:
             # Events not read yet read these: one view a call, built once.
             self._last_views = {index: self._acc.partial(index) for index in self._viewed}
         self._acc = None
-        self._parser = None
 
     # ---- the checks ------------------------------------------------------------------------------------
 
-    def _item(self, item: Any) -> Any:
-        if isinstance(item, str):
-            self.text_parts.append(item)
-            return TextDelta(item)
-        if isinstance(item, ToolCall):
-            return self._call(item)
-        if isinstance(item, Reasoning):
-            if item.was_text:
-                # The reply began inside a reasoning block: the text so far was reasoning.
-                self.text_parts.clear()
-            self.thinking_parts.append(item.text)
-            return ReasoningDelta(item.text, item.was_text)
-        if isinstance(item, TextWithoutCalls):
-            # The text shown held calls written as bare JSON: the reply's text is this.
-            self.text_parts[:] = [item.text]
-            return TextDelta(item.text, revised=True)
-        self.errors.append(item)
-        return ToolCallFailed(item.index, item)
-
-    def _checked(self, result: Any, wire: bool) -> list[Any]:
+    def _checked(self, result: Any) -> list[Any]:
         out = [self._call(call) for call in result.calls]
         for error in result.errors:
             self.errors.append(error)
-            if wire:
-                self.failed_wire.add(error.index)
+            self.failed_wire.add(error.index)
             out.append(ToolCallFailed(error.index, error))
         return out
 

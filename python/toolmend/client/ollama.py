@@ -17,7 +17,7 @@ from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 
 import httpx
 
-from toolmend._core import ToolCall, _delta_text
+from toolmend._core import ToolCall
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, lines, read_json, reason
@@ -134,28 +134,20 @@ class OllamaClient(Engine):
         source = lines(response, cfg.max_response_bytes, cfg.first_byte_timeout_s, cfg.idle_timeout_s, deadline)
         async with aclosing(source):
             async for line in source:
-                chunk, line = read_json(line) if line.strip() else (None, line)
-                if not isinstance(chunk, dict):
+                if not line.strip():
                     continue
-                failed = error_text(chunk)
-                if failed is not None:
-                    reply.error_text = failed
+                # The core reads the line: calls, text, reasoning, its end, an error.
+                events = asm.data(line)
+                if asm.provider_error is not None:
+                    chunk = read_json(line)[0]
+                    reply.error_text = (error_text(chunk) if isinstance(chunk, dict) else None) or asm.provider_error
                     return
-                message = chunk.get("message")
-                events: list[Any] = []
-                if isinstance(message, dict):
-                    text, reasoning = _delta_text(message)
-                    if reasoning:
-                        events.append(asm.reasoning_piece(reasoning))
-                    if text:
-                        events += asm.text_piece(text)
-                    if message.get("tool_calls"):
-                        # The line as sent: the core reads it exactly (orjson makes integers past 64 bits floats).
-                        events += asm.chunk(line + b"\n")
-                done = bool(chunk.get("done"))
+                done = asm.ended
                 if done:
-                    reply.usage = usage(chunk)
-                    reply.finish_reason = reason(chunk.get("done_reason"))
+                    # The last line: its counts and times, read once.
+                    chunk = read_json(line)[0]
+                    reply.usage = usage(chunk) if isinstance(chunk, dict) else Usage(*(asm.usage or (0, 0)))
+                    reply.finish_reason = asm.finish_reason
                     events += asm.end(reply.finish_reason)
                     reply.complete = True
                 for event in events:

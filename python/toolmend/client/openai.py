@@ -20,7 +20,7 @@ from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 import httpx
 import orjson
 
-from toolmend._core import ToolCall, _delta_text, _json_text
+from toolmend._core import ToolCall, _json_text
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, json_or_none, lines, reason
@@ -152,31 +152,16 @@ class OpenAICompatibleClient(Engine):
                             yield event
                     reply.complete = True
                     return
-                chunk = json_or_none(data)
-                if not isinstance(chunk, dict):
-                    continue
-                failed = error_text(chunk)
-                if failed is not None:
-                    reply.error_text = failed
+                # The core reads the chunk: calls, text, reasoning, usage, its end, an error.
+                events = asm.data(data)
+                if asm.provider_error is not None:
+                    chunk = json_or_none(data)
+                    reply.error_text = (error_text(chunk) if isinstance(chunk, dict) else None) or asm.provider_error
                     return
-                if isinstance(chunk.get("usage"), dict):
-                    reply.usage = usage(chunk["usage"])
-                choice = _first(chunk.get("choices"))
-                if not choice or ended:
-                    continue
-                delta = choice.get("delta")
-                events: list[Any] = []
-                if isinstance(delta, dict):
-                    text, reasoning = _delta_text(delta)
-                    if reasoning:
-                        events.append(asm.reasoning_piece(reasoning))
-                    if text:
-                        events += asm.text_piece(text)
-                    if delta.get("tool_calls"):
-                        # Without finish_reason: the end of the reply is read by asm.end, which checks for a cut.
-                        events += asm.chunk({"tool_calls": delta["tool_calls"]})
-                if choice.get("finish_reason"):
-                    reply.finish_reason = reason(choice["finish_reason"])
+                if asm.usage is not None:
+                    reply.usage = Usage(*asm.usage)
+                if asm.ended and not ended:
+                    reply.finish_reason = asm.finish_reason
                     events += asm.end(reply.finish_reason)
                     ended = True
                 for event in events:

@@ -262,6 +262,11 @@ impl Accumulator {
         }
     }
 
+    /// The limits each call is held to.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// Adds one fragment and returns what it caused.
     pub fn feed(&mut self, mut delta: Delta) -> Vec<Event> {
         // DeepSeek and DashScope send `"id": ""` on every delta after a call's first: the

@@ -257,13 +257,33 @@ impl ToolCallAccumulator {
     /// ("length": the token limit, which the chunks fed may already have said).
     #[pyo3(signature = (finish_reason=None))]
     fn finish(&mut self, py: Python<'_>, finish_reason: Option<&str>) -> PyResult<Py<ParseResult>> {
+        // What the end says was handed out by `end`, if it was called; else it is not.
+        self.end(py, finish_reason)?;
+        let views = &self.views;
+        let assembled = self
+            .reader
+            .calls_mut()
+            .finish_with(|slot, text| views.holds_whole(slot, text));
+        let text_calls = self.reader.take_text_calls();
+        self.check(py, assembled, text_calls, true)
+    }
+
+    /// The end of the stream's text and lines, before `finish`: the events of a raw stream's
+    /// last line (if it had no newline) and of the text held back, and a "text_revised" event
+    /// when the text held calls written without a marker. Calling it again does nothing.
+    #[pyo3(signature = (finish_reason=None))]
+    fn end(
+        &mut self,
+        py: Python<'_>,
+        finish_reason: Option<&str>,
+    ) -> PyResult<Vec<Py<StreamEvent>>> {
         if finish_reason.is_some_and(is_limit_reason) {
             self.cut_by_length = true;
         }
-        // A raw stream's last line, if it had no newline; its events are not handed out.
+        let mut events = Vec::new();
         let views = &mut self.views;
         let mut sink = |calls: &Accumulator, event: Event| {
-            stream_event(py, views, calls, event);
+            events.push(untracked(py, stream_event(py, views, calls, event))?);
             Ok(())
         };
         self.reader.end_bytes(&PyParser(py), &mut sink)?;
@@ -274,14 +294,8 @@ impl ToolCallAccumulator {
             self.reader
                 .finish_text(is_tool.as_ref().map(|f| f as &dyn Fn(&str) -> bool));
         }
-        self.reader.take_said();
-        let views = &self.views;
-        let assembled = self
-            .reader
-            .calls_mut()
-            .finish_with(|slot, text| views.holds_whole(slot, text));
-        let text_calls = self.reader.take_text_calls();
-        self.check(py, assembled, text_calls, true)
+        self.said_events(py, &mut events)?;
+        Ok(events)
     }
 
     /// Token counts the stream sent, (prompt, completion), or None.

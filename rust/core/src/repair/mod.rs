@@ -318,3 +318,19 @@ pub fn utf8_lossy(bytes: &[u8]) -> String {
             .expect("every invalid sequence was replaced"),
     }
 }
+
+/// `input` mended when all it needs is encoding repairs (a byte that is not UTF-8, a lone
+/// surrogate escape, a byte order mark), which change how a text is written, never what it
+/// says: one bad token of a model's output puts such a thing in a line strict parsers refuse.
+/// None when the text needs another repair, or none.
+pub fn encoding_mended(input: &[u8], limits: &Limits) -> Option<String> {
+    const ENCODING: [RepairKind; 3] = [
+        RepairKind::InvalidUtf8,
+        RepairKind::InvalidEscape,
+        RepairKind::ByteOrderMark,
+    ];
+    let mended = repair(input, limits).ok()?;
+    let only_encoding =
+        !mended.repairs.is_empty() && mended.repairs.iter().all(|r| ENCODING.contains(&r.kind));
+    only_encoding.then(|| mended.json.into_owned())
+}

@@ -39,31 +39,38 @@ pub enum Said {
     Finish(String),
     /// A provider's error sent in the stream (an `error` chunk or line): its message.
     ProviderError(String),
+    /// The turn ended: a finish reason (of any type), Ollama's `done`, `[DONE]`, the end event
+    /// of the Anthropic and Responses streams. Said once.
+    End,
 }
 
 impl Said {
     /// The names of the kinds of what a stream says, as the binding's events name them.
-    pub const KINDS: [&'static str; 6] = [
+    pub const KINDS: [&'static str; 8] = [
         "text",
         "reasoning",
         "text_was_reasoning",
+        "text_revised",
         "usage",
         "finish",
         "error",
+        "end",
     ];
 
     /// The kind's name, and the text it carries; None for calls found in the text (they are
-    /// checked with the stream's calls, see `SaidSoFar::text_calls`) and for the text revised
-    /// at the end (`finish` gives the reply's text).
+    /// checked with the stream's calls, see `SaidSoFar::text_calls`). "text_revised" comes at
+    /// the end only: the text held calls written without a marker, and this is it without them.
     pub fn shown(&self) -> Option<(&'static str, Option<&str>)> {
         Some(match self {
             Said::Text(TextEvent::Text(t)) => ("text", Some(t)),
             Said::Text(TextEvent::Reasoning(r)) | Said::Reasoning(r) => ("reasoning", Some(r)),
             Said::Text(TextEvent::TextWasReasoning(r)) => ("text_was_reasoning", Some(r)),
-            Said::Text(TextEvent::Calls(_) | TextEvent::CallsInText { .. }) => return None,
+            Said::Text(TextEvent::CallsInText { text, .. }) => ("text_revised", Some(text)),
+            Said::Text(TextEvent::Calls(_)) => return None,
             Said::Usage { .. } => ("usage", None),
             Said::Finish(reason) => ("finish", Some(reason)),
             Said::ProviderError(message) => ("error", Some(message)),
+            Said::End => ("end", None),
         })
     }
 }
@@ -79,6 +86,7 @@ pub struct SaidSoFar {
     pub usage: Option<(u64, u64)>,
     pub finish_reason: Option<String>,
     pub provider_error: Option<String>,
+    pub ended: bool,
 }
 
 impl SaidSoFar {
@@ -109,6 +117,7 @@ impl SaidSoFar {
             Said::Usage { prompt, completion } => self.usage = Some((*prompt, *completion)),
             Said::Finish(reason) => self.finish_reason = Some(reason.clone()),
             Said::ProviderError(message) => self.provider_error = Some(message.clone()),
+            Said::End => self.ended = true,
         }
     }
 }
@@ -471,7 +480,16 @@ impl StreamReader {
             }
             return Ok(true);
         }
-        match parser.parse(payload)?.filter(JsonLike::is_object) {
+        let mut chunk = parser.parse(payload)?;
+        if chunk.is_none() && payload.first() == Some(&b'{') {
+            // A byte that is not UTF-8 or a lone surrogate escape (one bad token) does not cost
+            // the line and the call fragments in it.
+            let limits = *self.calls.limits();
+            if let Some(mended) = crate::repair::encoding_mended(payload, &limits) {
+                chunk = parser.parse(mended.as_bytes())?;
+            }
+        }
+        match chunk.filter(JsonLike::is_object) {
             Some(chunk) => self.feed_chunk(&chunk, sink).map(|()| true),
             None => Ok(false),
         }
@@ -530,6 +548,9 @@ impl StreamReader {
         &mut self,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), E>,
     ) -> Result<(), E> {
+        if !self.so_far.ended {
+            self.say(Said::End);
+        }
         let events = self.calls.end_of_turn();
         self.emit(events, sink)
     }
