@@ -52,7 +52,7 @@ Tools = Iterable[str | Mapping[str, Any]] | None
 _CALL_PROGRESS = (ToolCallStarted, ToolCallArgumentsDelta)
 
 
-class Engine(Transport, Outcomes):
+class Engine(Outcomes):
     """What every provider's client shares. A provider sets ``provider`` and ``_path`` and reads its wire
     format: ``_payload``, ``_read_whole``, ``_read_stream``, ``_wire_call``, ``_result_message``."""
 
@@ -86,10 +86,11 @@ class Engine(Transport, Outcomes):
         self._own_client = http_client is None
         timeout = httpx.Timeout(cfg.first_byte_timeout_s, connect=cfg.connect_timeout_s)
         pool = httpx.Limits(max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_connections)
-        self._http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport, limits=pool)
+        http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport, limits=pool)
         # Relative to our own client's base URL; absolute for a client the caller brought.
-        self._url = self._path if self._own_client else f"{base_url}{self._path}"
-        self._headers = {"content-type": "application/json", **(headers or {})}
+        url = self._path if self._own_client else f"{base_url}{self._path}"
+        sent_headers = {"content-type": "application/json", **(headers or {})}
+        self._transport = Transport(http, url, sent_headers, cfg, self._read_stream)
         self._sleep = sleep
         self._backoff = lanes.Backoff(cfg.retry_delay_ms, cfg.backoff_cap_ms, cfg.model_http_retries, rand)
         self._breaker = CircuitBreaker(cfg.breaker_threshold, cfg.breaker_reset_s, clock)
@@ -97,9 +98,6 @@ class Engine(Transport, Outcomes):
         #: histograms since the client was made or ``client.stats.reset()``.
         self.stats = Stats()
         self._audit = AuditLog(cfg.audit_path) if cfg.audit_path else None
-        # Requests wait here, not in the connection pool: httpcore's pool does work per queued request when
-        # one is cancelled, so a long queue made cancelling cost seconds. A semaphore's queue costs nothing.
-        self._slots = asyncio.Semaphore(cfg.max_connections)
         self._observers = Observers(self.provider, on_attempt, on_retry, on_give_up, tracer_provider, meter_provider)
 
     @property
@@ -116,7 +114,7 @@ class Engine(Transport, Outcomes):
     async def aclose(self) -> None:
         """Closes the connections (of a client the engine made itself) and writes out the audit file."""
         if self._own_client:
-            await self._http.aclose()
+            await self._transport.http.aclose()
         if self._audit is not None:
             await asyncio.to_thread(self._audit.close)
 
@@ -257,12 +255,12 @@ class Engine(Transport, Outcomes):
         t0 = time.monotonic()
         try:
             if stream:
-                async with aclosing(self._streamed(content, reply, turn.deadline)) as events:
+                async with aclosing(self._transport.streamed(content, reply, turn.deadline)) as events:
                     async for event in events:
                         yield event
             else:
                 # Nothing is handed out while a reply is read whole: one timeout scope covers it all.
-                await within(self._exchange(content, reply, turn.deadline), left(turn.deadline))
+                await within(self._transport.exchange(content, reply, turn.deadline), left(turn.deadline))
         except ReplyTooLarge as e:
             reply.too_large = e
         except (asyncio.TimeoutError, TimeoutError):
