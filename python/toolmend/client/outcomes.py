@@ -8,7 +8,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from toolmend._log import loggable
-from toolmend._states import Code, Lane
+from toolmend._states import Code, Lane, Verdict
 from toolmend.client import lanes
 from toolmend.client.breaker import CircuitBreaker
 from toolmend.client.exchange import Reply, body_text, not_a_reply
@@ -53,7 +53,7 @@ class Outcomes:
         self.observers = observers
         self.result_message = result_message  # the provider's assistant message of a result
 
-    def lane(self, turn: Turn, reply: Reply) -> str:
+    def lane(self, turn: Turn, reply: Reply) -> Lane | Verdict:
         """TRANSPORT, REJECTED, MODEL or REPLY; raises what ends the chat at once (a fatal status, a reply that
         is not one, one over the size cap, a stream that failed after its events were handed out)."""
         if reply.too_large is not None:
@@ -88,7 +88,7 @@ class Outcomes:
             raise ModelHTTPError(message, status=reply.status, body=body_text(reply.body))
         return lane
 
-    def retry(self, turn: Turn, reply: Reply, lane: str) -> float:
+    def retry(self, turn: Turn, reply: Reply, lane: Lane | Verdict) -> float:
         """The wait before the attempt after a transport failure or a 400 refusing a malformed tool call;
         ModelHTTPError when that lane's budget (``model_http_retries``) is spent."""
         if lane == lanes.TRANSPORT:
