@@ -46,6 +46,17 @@ class Lane(StrEnum):
     FATAL = "fatal"
 
 
+class Verdict(StrEnum):
+    """What the engine makes of a reply that is not yet an attempt's lane (``lanes.classify``). Internal: an
+    Attempt's lane is always a Lane."""
+
+    #: A 400 saying the request's history held a tool call the server could not read: the model is asked to
+    #: reformulate (noted as Lane.MODEL).
+    REJECTED = "rejected"
+    #: A reply whose calls the engine checks.
+    REPLY = "reply"
+
+
 class StreamEventKind(StrEnum):
     """What a chunk fed to a ToolCallAccumulator caused (``StreamEvent.kind``)."""
 

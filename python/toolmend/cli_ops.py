@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any, Awaitable, Callable
 
+from toolmend._states import Lane
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
@@ -37,7 +39,7 @@ def config_show(args: argparse.Namespace) -> int:
 # ---- toolmend stats ----------------------------------------------------------------------------------
 
 #: An attempt that ended its chat well.
-_SUCCESS = ("ok", "salvaged")
+_SUCCESS = (Lane.OK, Lane.SALVAGED)
 
 
 def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
@@ -62,9 +64,9 @@ def summarise(lines: list[dict[str, Any]]) -> dict[str, Any]:
         counts["succeeded"] += 1
         for kind, n in kinds.items():
             repairs[kind] = repairs.get(kind, 0) + n
-        counts["repaired"] += bool(kinds) or attempts[-1].get("lane") == "salvaged"
+        counts["repaired"] += bool(kinds) or attempts[-1].get("lane") == Lane.SALVAGED
         counts["retried"] += len(attempts) > 1
-        counts["first_try"] += len(attempts) == 1 and not kinds and attempts[-1].get("lane") == "ok"
+        counts["first_try"] += len(attempts) == 1 and not kinds and attempts[-1].get("lane") == Lane.OK
     total = counts["chats"]
     percent = {k: round(100 * v / total, 1) if total else 0.0 for k, v in counts.items() if k != "chats"}
     return {**counts, "percent": percent, "repairs": dict(sorted(repairs.items(), key=lambda kv: (-kv[1], kv[0])))}
@@ -197,7 +199,7 @@ def smoke(args: argparse.Namespace) -> int:
     async def reflect(client: Any) -> str:
         result = await client.chat(delete, tools=["delete_file"])
         lanes = [str(a.lane) for a in result.attempts]
-        if "model" not in lanes:
+        if Lane.MODEL not in lanes:
             return f"{_lanes(result.attempts)} (the model got it right at once: no reflection was needed)"
         return f"{_lanes(result.attempts)}, reflected and corrected"
 

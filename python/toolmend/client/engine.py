@@ -52,9 +52,12 @@ Tools = Iterable[str | Mapping[str, Any]] | None
 _CALL_PROGRESS = (ToolCallStarted, ToolCallArgumentsDelta)
 
 
-class Engine(Transport, Outcomes):
+class Engine:
     """What every provider's client shares. A provider sets ``provider`` and ``_path`` and reads its wire
-    format: ``_payload``, ``_read_whole``, ``_read_stream``, ``_wire_call``, ``_result_message``."""
+    format: ``_payload``, ``_read_whole``, ``_read_stream``, ``_wire_call``, ``_result_message``.
+
+    The engine runs the attempt loop; it sends through ``_transport`` (a Transport) and settles each attempt
+    (lane, ledger, result, error) through ``_outcomes`` (an Outcomes), each made here with what it needs."""
 
     provider: Form = "ollama"
     _path = ""
@@ -86,21 +89,23 @@ class Engine(Transport, Outcomes):
         self._own_client = http_client is None
         timeout = httpx.Timeout(cfg.first_byte_timeout_s, connect=cfg.connect_timeout_s)
         pool = httpx.Limits(max_connections=cfg.max_connections, max_keepalive_connections=cfg.max_connections)
-        self._http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport, limits=pool)
+        http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport, limits=pool)
         # Relative to our own client's base URL; absolute for a client the caller brought.
-        self._url = self._path if self._own_client else f"{base_url}{self._path}"
-        self._headers = {"content-type": "application/json", **(headers or {})}
+        url = self._path if self._own_client else f"{base_url}{self._path}"
+        sent_headers = {"content-type": "application/json", **(headers or {})}
+        self._transport = Transport(http, url, sent_headers, cfg, self._read_stream)
         self._sleep = sleep
-        self._backoff = lanes.Backoff(cfg.retry_delay_ms, cfg.backoff_cap_ms, cfg.model_http_retries, rand)
         self._breaker = CircuitBreaker(cfg.breaker_threshold, cfg.breaker_reset_s, clock)
         #: ``client.stats()``: counters (every key present from the start), per-model counts and latency
         #: histograms since the client was made or ``client.stats.reset()``.
         self.stats = Stats()
         self._audit = AuditLog(cfg.audit_path) if cfg.audit_path else None
-        # Requests wait here, not in the connection pool: httpcore's pool does work per queued request when
-        # one is cancelled, so a long queue made cancelling cost seconds. A semaphore's queue costs nothing.
-        self._slots = asyncio.Semaphore(cfg.max_connections)
         self._observers = Observers(self.provider, on_attempt, on_retry, on_give_up, tracer_provider, meter_provider)
+        backoff = lanes.Backoff(cfg.retry_delay_ms, cfg.backoff_cap_ms, cfg.model_http_retries, rand)
+        self._outcomes = Outcomes(
+            cfg, self.provider, self._limits, registry, self.stats, self._audit, backoff, self._breaker,
+            self._observers, self._result_message,
+        )
 
     @property
     def registry(self) -> Any:
@@ -116,7 +121,7 @@ class Engine(Transport, Outcomes):
     async def aclose(self) -> None:
         """Closes the connections (of a client the engine made itself) and writes out the audit file."""
         if self._own_client:
-            await self._http.aclose()
+            await self._transport.http.aclose()
         if self._audit is not None:
             await asyncio.to_thread(self._audit.close)
 
@@ -140,7 +145,7 @@ class Engine(Transport, Outcomes):
         cfg = self.config
         turn = Turn(well_formed(messages, self.provider, repair=cfg.enable_auto_repair, limits=self._limits), self.model, 0.0)
         turn.deadline = turn.started + cfg.deadline_s
-        observers = self._observers
+        observers, outcomes = self._observers, self._outcomes
         hooked = observers.hooked
         if observers.telemetry is not None:
             turn.span = observers.telemetry.chat_started(turn.model, turn.correlation_id, stream)
@@ -166,18 +171,18 @@ class Engine(Transport, Outcomes):
                 turn.usage = turn.usage + reply.usage
                 turn.last_response = reply.response()
                 turn.finish_reason = reply.finish_reason
-                lane = self._lane(turn, reply)
+                lane = outcomes.lane(turn, reply)
                 if lane in (lanes.TRANSPORT, lanes.REJECTED):
-                    delay = self._retry(turn, reply, lane)
+                    delay = outcomes.retry(turn, reply, lane)
                     if hooked:
-                        await self._announce(turn, retry=True)
+                        await outcomes.announce(turn, retry=True)
                     await self._sleep(delay)
-                    self._check_deadline(turn)
+                    outcomes.check_deadline(turn)
                     continue
                 turn.transport_failures = 0
                 asm = reply.assembly
                 calls, failures = asm.ordered_calls(), list(asm.errors)
-                self._count_validations(turn, calls, failures)
+                outcomes.count_validations(turn, calls, failures)
                 refused: FailedCall | None = None
                 if lane == lanes.MODEL:  # the server's own parser refused the call
                     raw = lanes.raw_call_text(reply.error_text or "")
@@ -185,10 +190,10 @@ class Engine(Transport, Outcomes):
                     if salvaged is not None:
                         for call in salvaged.calls:
                             yield ToolCallCompleted(call)
-                        self._note(turn, lanes.SALVAGED, reply)
-                        result = self._succeed(turn, reply, calls + list(salvaged.calls))
+                        outcomes.note(turn, lanes.SALVAGED, reply)
+                        result = outcomes.succeed(turn, reply, calls + list(salvaged.calls))
                         if hooked:
-                            await self._announce(turn)
+                            await outcomes.announce(turn)
                         yield Done(result)
                         return
                     error_text = reply.error_text or ""
@@ -197,10 +202,10 @@ class Engine(Transport, Outcomes):
                 if not failures:
                     for event in held:
                         yield event
-                    self._note(turn, lanes.OK, reply)
-                    result = self._succeed(turn, reply, calls)
+                    outcomes.note(turn, lanes.OK, reply)
+                    result = outcomes.succeed(turn, reply, calls)
                     if hooked:
-                        await self._announce(turn)
+                        await outcomes.announce(turn)
                     yield Done(result)
                     return
                 # The failed calls are reflected; what passed is handed out now, and kept.
@@ -212,29 +217,29 @@ class Engine(Transport, Outcomes):
                 turn.kept = merge(turn.kept, calls)
                 turn.texts.append(asm.text)
                 self.stats.failed(failures)
-                self._note(turn, lanes.MODEL, reply, failures[0].code)
-                if turn.reflections >= cfg.max_retries or self._over_budget(turn):
+                outcomes.note(turn, lanes.MODEL, reply, failures[0].code)
+                if turn.reflections >= cfg.max_retries or outcomes.over_budget(turn):
                     for failure in failures:
                         yield ToolCallFailed(failure.index, failure)
-                    self._exhausted(turn, failures[0])
+                    outcomes.exhausted(turn, failures[0])
                 turn.reflections += 1
                 turn.messages += turn_reflection(
                     failures, asm, refused, self.provider, self._tools.checking(), self.config.retry_prompt_template
                 )
                 for failure in failures:
-                    self._log(
+                    outcomes.log(
                         logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): model, %s",
                         turn.reflections, cfg.max_retries, loggable(failure.tool_name or "?"), turn.correlation_id,
                         failure.code, lane=lanes.MODEL, code=failure.code,
                     )
                 if hooked:
-                    await self._announce(turn, retry=True)
-                self._check_deadline(turn)
+                    await outcomes.announce(turn, retry=True)
+                outcomes.check_deadline(turn)
         except ToolmendError as error:
             turn.error = error
-            self._failed(turn, error)
+            outcomes.failed(turn, error)
             if hooked:
-                await self._announce(turn)
+                await outcomes.announce(turn)
                 await observers.call(observers.on_give_up, turn.attempts[-1] if turn.attempts else None, error)
             raise
         except asyncio.CancelledError as error:
@@ -257,12 +262,12 @@ class Engine(Transport, Outcomes):
         t0 = time.monotonic()
         try:
             if stream:
-                async with aclosing(self._streamed(content, reply, turn.deadline)) as events:
+                async with aclosing(self._transport.streamed(content, reply, turn.deadline)) as events:
                     async for event in events:
                         yield event
             else:
                 # Nothing is handed out while a reply is read whole: one timeout scope covers it all.
-                await within(self._exchange(content, reply, turn.deadline), left(turn.deadline))
+                await within(self._transport.exchange(content, reply, turn.deadline), left(turn.deadline))
         except ReplyTooLarge as e:
             reply.too_large = e
         except (asyncio.TimeoutError, TimeoutError):
@@ -304,4 +309,8 @@ class Engine(Transport, Outcomes):
         raise NotImplementedError
 
     def _wire_call(self, call: ToolCall) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _result_message(self, text: str, calls: list[ToolCall], thinking: str) -> dict[str, Any]:
+        """The assistant message of a chat's result, in the provider's wire format."""
         raise NotImplementedError

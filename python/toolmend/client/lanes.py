@@ -16,7 +16,7 @@ from typing import Callable
 
 import httpx
 
-from toolmend._states import Lane
+from toolmend._states import Lane, Verdict
 from toolmend.errors import ModelHTTPError
 
 # The lane names, written once (toolmend.Lane): every use in the client goes through these.
@@ -27,9 +27,9 @@ TRANSPORT = Lane.TRANSPORT
 FATAL = Lane.FATAL
 #: Not a lane of the ledger: how the engine reads a 400 that says the request carried a malformed tool call
 #: (recorded in the ledger as MODEL, since it is answered by asking the model again).
-REJECTED = "rejected"
+REJECTED = Verdict.REJECTED
 #: Not a lane either: a reply whose calls the engine checks.
-REPLY = "reply"
+REPLY = Verdict.REPLY
 
 TRANSPORT_STATUSES = frozenset({429, 502, 503, 504})
 # The server's words when its own parser rejected the model's tool call (Ollama's server/routes.go, the harmony
@@ -50,7 +50,7 @@ def raw_call_text(error_text: str) -> str | None:
     return match.group("raw") if match else None
 
 
-def classify(status: int | None, failure: str | None, error_text: str | None) -> str:
+def classify(status: int | None, failure: str | None, error_text: str | None) -> Lane | Verdict:
     """The lane of an attempt from what came back: TRANSPORT, REJECTED, FATAL, MODEL (the server's error
     about the model's call, or an error object sent with 200) or REPLY (a reply to check)."""
     if failure is not None or status in TRANSPORT_STATUSES:

@@ -16,6 +16,7 @@ import logging
 import time
 from typing import Any, Awaitable, Callable, Union
 
+from toolmend._states import Lane
 from toolmend.client.ledger import Attempt
 
 logger = logging.getLogger("toolmend")
@@ -129,7 +130,7 @@ class Telemetry:
             f"attempt {attempt.number}", context=context, kind=self._trace.SpanKind.CLIENT,
             attributes=attributes, start_time=end - int(attempt.duration_s * 1e9),
         )
-        if lane != "ok" and lane != "salvaged":
+        if attempt.lane not in (Lane.OK, Lane.SALVAGED):
             span.set_attribute("error.type", attempt.error_code or lane)
         span.end(end_time=end)
 

@@ -5,46 +5,64 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from toolmend._log import loggable
-from toolmend._states import Code, Lane
+from toolmend._states import Code, Lane, Verdict
 from toolmend.client import lanes
+from toolmend.client.breaker import CircuitBreaker
 from toolmend.client.exchange import Reply, body_text, not_a_reply
-from toolmend.client.history import well_formed
-from toolmend.client.ledger import Attempt, mask_secrets
+from toolmend.client.history import Form, well_formed
+from toolmend.client.ledger import Attempt, AuditLog, Stats, mask_secrets
+from toolmend.client.observe import Observers
 from toolmend.client.reflection import rejected_request_message
 from toolmend.client.turn import Turn, merge
 from toolmend._core import ToolCall
 from toolmend.client.events import ChatResult
+from toolmend.config import RetryConfig
 from toolmend.errors import CircuitOpenError, MidStreamError, ModelHTTPError, RetryExhaustedError, TokenBudgetError, ToolmendError
 
 logger = logging.getLogger("toolmend")
 
 
 class Outcomes:
-    """The engine's lanes, ledger, results and errors (a part of Engine, kept in a file of its own)."""
+    """How the engine settles attempts: their lanes, the ledger, the chat's result or error. Holds what it
+    shares with the engine (config, stats, audit file, breaker, observers) and the backoff, which only it uses."""
 
-    config: Any
-    provider: Any
-    stats: Any
-    _audit: Any
-    _backoff: lanes.Backoff
-    _breaker: Any
-    _limits: Any
-    _observers: Any
-    _tools: Any
+    def __init__(
+        self,
+        config: RetryConfig,
+        provider: Form,
+        limits: Mapping[str, Any],
+        registry: Any,
+        stats: Stats,
+        audit: AuditLog | None,
+        backoff: lanes.Backoff,
+        breaker: CircuitBreaker,
+        observers: Observers,
+        result_message: Callable[[str, list[ToolCall], str], dict[str, Any]],
+    ) -> None:
+        self.config = config
+        self.provider = provider
+        self.limits = limits  # the repair limits, for the history made well-formed again after a rejection
+        self.registry = registry  # its metrics (when it keeps them) count the calls checked
+        self.stats = stats
+        self.audit = audit
+        self.backoff = backoff
+        self.breaker = breaker
+        self.observers = observers
+        self.result_message = result_message  # the provider's assistant message of a result
 
-    def _lane(self, turn: Turn, reply: Reply) -> str:
+    def lane(self, turn: Turn, reply: Reply) -> Lane | Verdict:
         """TRANSPORT, REJECTED, MODEL or REPLY; raises what ends the chat at once (a fatal status, a reply that
         is not one, one over the size cap, a stream that failed after its events were handed out)."""
         if reply.too_large is not None:
-            self._note(turn, lanes.FATAL, reply, Code.TOO_LARGE)
+            self.note(turn, lanes.FATAL, reply, Code.TOO_LARGE)
             raise reply.too_large.error()
         lane = lanes.classify(reply.status, reply.failure, reply.error_text)
         if lane == lanes.TRANSPORT:
             if turn.shown:  # events are never replayed: what came is what the caller has
-                self._note(turn, lanes.TRANSPORT, reply)
+                self.note(turn, lanes.TRANSPORT, reply)
                 why = reply.failure or f"HTTP {reply.status}"
                 raise MidStreamError(
                     f"the stream failed after events were delivered: {why}",
@@ -58,33 +76,33 @@ class Outcomes:
             return lane
         refusal = not_a_reply(reply)
         if refusal is not None:
-            self._note(turn, lanes.FATAL, reply, refusal.code)
-            self._log(logging.WARNING, turn, "reply refused (correlation: %s): %s", turn.correlation_id,
+            self.note(turn, lanes.FATAL, reply, refusal.code)
+            self.log(logging.WARNING, turn, "reply refused (correlation: %s): %s", turn.correlation_id,
                       loggable(refusal.message), lane=lanes.FATAL, code=refusal.code)
             raise refusal
         if lane == lanes.FATAL:
-            self._note(turn, lanes.FATAL, reply)
+            self.note(turn, lanes.FATAL, reply)
             message = reply.error_text or body_text(reply.body)
-            self._log(logging.WARNING, turn, "request refused (correlation: %s): HTTP %s %s", turn.correlation_id,
+            self.log(logging.WARNING, turn, "request refused (correlation: %s): HTTP %s %s", turn.correlation_id,
                       reply.status, loggable(message), lane=lanes.FATAL)
             raise ModelHTTPError(message, status=reply.status, body=body_text(reply.body))
         return lane
 
-    def _retry(self, turn: Turn, reply: Reply, lane: str) -> float:
+    def retry(self, turn: Turn, reply: Reply, lane: Lane | Verdict) -> float:
         """The wait before the attempt after a transport failure or a 400 refusing a malformed tool call;
         ModelHTTPError when that lane's budget (``model_http_retries``) is spent."""
         if lane == lanes.TRANSPORT:
             turn.transport_failures += 1
             why = reply.failure or f"HTTP {reply.status}: {reply.error_text or ''}".strip()
             try:
-                delay = self._backoff.delay(
+                delay = self.backoff.delay(
                     turn.transport_failures, why, reply.status, reply.headers, body_text(reply.body), turn.deadline
                 )
             except ModelHTTPError:
-                self._note(turn, lanes.TRANSPORT, reply)
+                self.note(turn, lanes.TRANSPORT, reply)
                 raise
-            self._note(turn, lanes.TRANSPORT, reply, delay=delay)
-            self._log(
+            self.note(turn, lanes.TRANSPORT, reply, delay=delay)
+            self.log(
                 logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): transport, %s, waiting %.3fs",
                 turn.transport_failures, self.config.model_http_retries, loggable(turn.model), turn.correlation_id,
                 loggable(why), delay, lane=lanes.TRANSPORT,
@@ -95,25 +113,25 @@ class Outcomes:
         turn.rejections += 1
         error_text = reply.error_text or ""
         if turn.rejections > self.config.model_http_retries:
-            self._note(turn, lanes.FATAL, reply)
+            self.note(turn, lanes.FATAL, reply)
             raise ModelHTTPError(
                 f"{error_text} (the request still held a tool call the server could not read after "
                 f"{turn.rejections - 1} reformulations)",
                 status=reply.status,
                 body=body_text(reply.body),
             )
-        delay = min(self._backoff.jitter(turn.rejections), max(0.0, turn.deadline - time.monotonic()))
-        turn.messages = well_formed(turn.messages, self.provider, repair=False, limits=self._limits)
+        delay = min(self.backoff.jitter(turn.rejections), max(0.0, turn.deadline - time.monotonic()))
+        turn.messages = well_formed(turn.messages, self.provider, repair=False, limits=self.limits)
         turn.messages.append(rejected_request_message(error_text))
-        self._note(turn, lanes.MODEL, reply, Code.UNPARSEABLE, delay)
-        self._log(
+        self.note(turn, lanes.MODEL, reply, Code.UNPARSEABLE, delay)
+        self.log(
             logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): model, the server refused a tool call "
             "in the request (%s), waiting %.3fs", turn.rejections, self.config.model_http_retries, loggable(turn.model),
             turn.correlation_id, loggable(error_text), delay, lane=lanes.MODEL, code=Code.UNPARSEABLE,
         )
         return delay
 
-    def _note(self, turn: Turn, lane: Lane, reply: Reply, code: str | None = None, delay: float = 0.0) -> None:
+    def note(self, turn: Turn, lane: Lane, reply: Reply, code: str | None = None, delay: float = 0.0) -> None:
         """Adds an attempt to the chat's ledger, the client's stats and the audit file."""
         attempt = Attempt(
             len(turn.attempts) + 1, lane, reply.status, code, delay, reply.usage, reply.duration_s, turn.correlation_id, turn.model
@@ -121,9 +139,9 @@ class Outcomes:
         turn.attempts.append(attempt)
         self.stats.attempt(turn.model, attempt)
         if turn.span is not None:
-            self._observers.telemetry.attempt(turn.span, turn.model, attempt)
-        if self._audit is not None:
-            self._audit.write(
+            self.observers.telemetry.attempt(turn.span, turn.model, attempt)
+        if self.audit is not None:
+            self.audit.write(
                 {
                     "ts": time.time(),
                     "correlation_id": turn.correlation_id,
@@ -141,10 +159,10 @@ class Outcomes:
                 }
             )
 
-    async def _announce(self, turn: Turn, retry: bool = False) -> None:
+    async def announce(self, turn: Turn, retry: bool = False) -> None:
         """Runs ``on_attempt`` for the attempts the hooks have not seen, then ``on_retry`` for the last one when
         another attempt follows."""
-        observers = self._observers
+        observers = self.observers
         new = turn.attempts[turn.announced :]
         turn.announced = len(turn.attempts)
         for attempt in new:
@@ -152,9 +170,9 @@ class Outcomes:
         if retry and new:
             await observers.call(observers.on_retry, new[-1])
 
-    def _count_validations(self, turn: Turn, calls: list[ToolCall], failures: list[Any]) -> None:
+    def count_validations(self, turn: Turn, calls: list[ToolCall], failures: list[Any]) -> None:
         """The registry's metrics and failure records (when it keeps them) learn of the calls checked here."""
-        metrics = getattr(self._tools.registry, "metrics", None)
+        metrics = getattr(self.registry, "metrics", None)
         if metrics is None or not (metrics.enabled or metrics.level is not None):
             return
         for call in calls:
@@ -164,14 +182,14 @@ class Outcomes:
                 errors = getattr(failure, "validation", None) or [failure]
                 metrics.count(failure.tool_name or "?", errors, None, turn.correlation_id)
 
-    def _over_budget(self, turn: Turn) -> bool:
+    def over_budget(self, turn: Turn) -> bool:
         budget = self.config.token_budget
         return budget is not None and turn.usage.total_tokens >= budget
 
-    def _exhausted(self, turn: Turn, last_error: Any) -> None:
+    def exhausted(self, turn: Turn, last_error: Any) -> None:
         """Raises the error of a chat whose calls still fail: TokenBudgetError when the budget ran out, else
         RetryExhaustedError (which counts against the model's circuit)."""
-        if self._over_budget(turn):
+        if self.over_budget(turn):
             self.stats.count("chats_over_budget")
             raise TokenBudgetError(
                 f"the chat used {turn.usage.total_tokens} tokens of its budget of {self.config.token_budget}",
@@ -182,10 +200,10 @@ class Outcomes:
                 usage=turn.usage,
             )
         self.stats.count("chats_exhausted")
-        self._breaker.exhausted(turn.model, turn.correlation_id)
+        self.breaker.exhausted(turn.model, turn.correlation_id)
         code = getattr(last_error, "code", Code.UNPARSEABLE)
         retries = self.config.max_retries
-        self._log(logging.WARNING, turn, "tool calls still failing after %d retries (correlation: %s): %s",
+        self.log(logging.WARNING, turn, "tool calls still failing after %d retries (correlation: %s): %s",
                   retries, turn.correlation_id, code, lane=lanes.MODEL, code=code)
         raise RetryExhaustedError(
             f"tool calls still failing after {retries} retries: {last_error}",
@@ -196,7 +214,7 @@ class Outcomes:
             usage=turn.usage,
         )
 
-    def _check_deadline(self, turn: Turn) -> None:
+    def check_deadline(self, turn: Turn) -> None:
         if time.monotonic() >= turn.deadline:
             raise RetryExhaustedError(
                 f"the chat deadline of {self.config.deadline_s}s passed",
@@ -207,7 +225,7 @@ class Outcomes:
                 usage=turn.usage,
             )
 
-    def _log(self, level: int, turn: Turn, message: str, *args: Any, lane: str | None = None, code: str | None = None) -> None:
+    def log(self, level: int, turn: Turn, message: str, *args: Any, lane: str | None = None, code: str | None = None) -> None:
         """A record with the chat's fields in ``extra``: correlation_id, attempt, lane, code, model."""
         if logger.isEnabledFor(level):
             extra = {
@@ -219,27 +237,24 @@ class Outcomes:
             }
             logger.log(level, message, *args, extra=extra)
 
-    def _result_message(self, text: str, calls: list[ToolCall], thinking: str) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def _succeed(self, turn: Turn, reply: Reply, calls: list[ToolCall]) -> ChatResult:
+    def succeed(self, turn: Turn, reply: Reply, calls: list[ToolCall]) -> ChatResult:
         """The chat's result: the calls kept from earlier attempts and this one's; the circuit closes."""
         calls = merge(turn.kept, calls)
         text = turn.text(reply.assembly.text)
         if self.config.log_argument_values and logger.isEnabledFor(logging.DEBUG):
             for call in calls:
-                self._log(logging.DEBUG, turn, "call %s %s arguments %s", call.id, call.name, mask_secrets(call.arguments))
-        self._breaker.succeeded(turn.model)
+                self.log(logging.DEBUG, turn, "call %s %s arguments %s", call.id, call.name, mask_secrets(call.arguments))
+        self.breaker.succeeded(turn.model)
         seconds = turn.elapsed()
         self.stats.chat_ok(turn.model, calls, seconds)
-        message = self._result_message(text, calls, reply.assembly.thinking)
+        message = self.result_message(text, calls, reply.assembly.thinking)
         repairs = tuple(r for c in calls for r in c.repairs)
         return ChatResult(
             message, tuple(calls), text, turn.usage, tuple(turn.attempts), turn.correlation_id, seconds, repairs,
             reply.finish_reason, reply.assembly.thinking,
         )
 
-    def _failed(self, turn: Turn, error: ToolmendError) -> None:
+    def failed(self, turn: Turn, error: ToolmendError) -> None:
         """A chat ends in ``error``: it carries the chat's correlation id, attempt number and last response."""
         for name, value in (
             ("correlation_id", turn.correlation_id),

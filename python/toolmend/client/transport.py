@@ -5,30 +5,41 @@ from __future__ import annotations
 
 import asyncio
 from contextlib import aclosing
-from typing import Any, AsyncGenerator
+from typing import Any, AsyncGenerator, Callable
 
 import httpx
 
 from toolmend.client.exchange import Reply, left, read_body, within
 from toolmend.config import RetryConfig
 
+#: The provider's reader of a streamed 200: ``(response, reply, deadline)``, yielding events as they come.
+StreamReader = Callable[[httpx.Response, Reply, float], AsyncGenerator[Any, None]]
+
 
 class Transport:
-    """What the engine sends with: set up by its ``__init__``."""
+    """What the engine sends with: one httpx client, the URL and headers of every request, and the slots."""
 
-    config: RetryConfig
-    _http: httpx.AsyncClient
-    _slots: asyncio.Semaphore
-    _url: str
-    _headers: dict[str, str]
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        headers: dict[str, str],
+        config: RetryConfig,
+        read_stream: StreamReader,
+    ) -> None:
+        self.http = http
+        self.url = url
+        self.headers = headers
+        self.config = config
+        self.read_stream = read_stream
+        # Requests wait here, not in the connection pool: httpcore's pool does work per queued request when
+        # one is cancelled, so a long queue made cancelling cost seconds. A semaphore's queue costs nothing.
+        self.slots = asyncio.Semaphore(config.max_connections)
 
-    def _read_stream(self, response: httpx.Response, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
-        raise NotImplementedError
-
-    async def _exchange(self, content: bytes, reply: Reply, deadline: float) -> None:
+    async def exchange(self, content: bytes, reply: Reply, deadline: float) -> None:
         """A request whose reply is read whole (a chat's, or a stream's error status)."""
-        async with self._slots:
-            response = await self._http.send(self._request(content, deadline), stream=True)
+        async with self.slots:
+            response = await self.http.send(self._request(content, deadline), stream=True)
             try:
                 reply.status, reply.headers = response.status_code, response.headers
                 reply.body = await read_body(response, self.config.max_response_bytes)
@@ -36,16 +47,16 @@ class Transport:
             finally:
                 await response.aclose()
 
-    async def _streamed(self, content: bytes, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
+    async def streamed(self, content: bytes, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
         """A streamed request: its events as they come. Each wait has its own timeout, ending before a yield (a
         timeout scope open across a yield would fire in the caller's code)."""
-        await within(self._slots.acquire(), left(deadline))
+        await within(self.slots.acquire(), left(deadline))
         try:
-            response = await within(self._http.send(self._request(content, deadline), stream=True), left(deadline))
+            response = await within(self.http.send(self._request(content, deadline), stream=True), left(deadline))
             try:
                 reply.status, reply.headers = response.status_code, response.headers
                 if reply.status == 200:
-                    async with aclosing(self._read_stream(response, reply, deadline)) as events:
+                    async with aclosing(self.read_stream(response, reply, deadline)) as events:
                         async for event in events:
                             yield event
                 else:
@@ -54,10 +65,10 @@ class Transport:
             finally:
                 await response.aclose()
         finally:
-            self._slots.release()
+            self.slots.release()
 
     def _request(self, content: bytes, deadline: float) -> httpx.Request:
         cfg = self.config
         remaining = left(deadline)
         timeout = httpx.Timeout(min(cfg.first_byte_timeout_s, remaining), connect=min(cfg.connect_timeout_s, remaining))
-        return self._http.build_request("POST", self._url, content=content, headers=self._headers, timeout=timeout)
+        return self.http.build_request("POST", self.url, content=content, headers=self.headers, timeout=timeout)
