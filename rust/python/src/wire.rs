@@ -99,6 +99,10 @@ impl<'py> JsonLike for Obj<'py> {
             .is_ok_and(|d| d.contains(key(self.0.py(), k)).unwrap_or(false))
     }
 
+    fn members(&self) -> Option<usize> {
+        self.0.cast::<PyDict>().ok().map(|d| d.len())
+    }
+
     fn is_null(&self) -> bool {
         self.0.is_none()
     }

@@ -75,6 +75,11 @@ impl Said {
     }
 }
 
+/// Most chunks of a call's arguments hold nothing but `tool_calls`: no text to look for.
+fn only_calls<V: JsonLike>(delta: &V) -> bool {
+    delta.members() == Some(1) && delta.has(Key::ToolCalls)
+}
+
 /// The reply as a stream has said it so far, as `parse_response` reads the same reply whole:
 /// text without the calls in it, reasoning, token counts, the finish reason, a provider error.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -236,6 +241,9 @@ impl StreamReader {
 
     /// The text and reasoning of a delta or message (`envelope::delta_text`).
     fn say_delta<V: JsonLike>(&mut self, delta: &V) -> Result<(), V::Error> {
+        if only_calls(delta) {
+            return Ok(());
+        }
         let (text, reasoning) = delta_text(delta)?;
         self.say_reasoning(reasoning);
         self.say_text(text);
@@ -307,17 +315,19 @@ impl StreamReader {
                     continue;
                 }
                 // The text of the first choice is the reply's (a request asks for one).
-                let at = choice.get(Key::Index).and_then(|i| i.as_index());
-                let first = at.unwrap_or(position) == 0;
+                let first = || {
+                    let at = choice.get(Key::Index).and_then(|i| i.as_index());
+                    at.unwrap_or(position) == 0
+                };
                 if let Some(delta) = choice.get(Key::Delta).filter(JsonLike::is_object) {
-                    if first {
+                    if !only_calls(&delta) && first() {
                         self.say_delta(&delta)?;
                     }
                     self.feed_deltas(&delta, sink)?;
                 }
                 // The reason is read only on the chunk that ends the choice.
                 if let Some(reason) = choice.get(Key::FinishReason) {
-                    if first {
+                    if first() {
                         self.say_finish(Some(reason))?;
                     }
                     self.cut_by_length |= stopped_at_limit(choice);

@@ -110,6 +110,8 @@ pub trait JsonLike: Clone {
     fn get(&self, key: Key) -> Option<Self>;
     /// Whether this is an object that has `key` at all, null included.
     fn has(&self, key: Key) -> bool;
+    /// How many members an object has; None for any other value.
+    fn members(&self) -> Option<usize>;
     fn is_null(&self) -> bool;
     fn is_object(&self) -> bool;
     /// JSON text still to be read: a string (the binding takes bytes too).
@@ -161,6 +163,10 @@ impl JsonLike for Value {
     fn has(&self, key: Key) -> bool {
         self.as_object()
             .is_some_and(|o| o.contains_key(key.as_str()))
+    }
+
+    fn members(&self) -> Option<usize> {
+        self.as_object().map(|o| o.len())
     }
 
     fn is_null(&self) -> bool {
