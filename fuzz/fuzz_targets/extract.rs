@@ -30,7 +30,10 @@ fn parse(pieces: &[&str]) -> (String, Vec<FoundCall>, usize) {
                 TextEvent::Calls(found) => calls.extend(found),
                 TextEvent::Reasoning(_) => {}
                 TextEvent::TextWasReasoning(_) => text.clear(),
-                TextEvent::CallsInText { text: t, calls: found } => {
+                TextEvent::CallsInText {
+                    text: t,
+                    calls: found,
+                } => {
                     text = t;
                     calls.extend(found);
                 }

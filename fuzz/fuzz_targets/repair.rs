@@ -36,7 +36,11 @@ fuzz_target!(|data: &[u8]| {
             );
             let twice = mend(once.json.as_bytes(), &limits).expect("repaired output is refused");
             assert_eq!(twice.json, once.json.as_ref(), "repair is not idempotent");
-            assert!(twice.repairs.is_empty(), "valid output logged repairs: {:?}", twice.repairs);
+            assert!(
+                twice.repairs.is_empty(),
+                "valid output logged repairs: {:?}",
+                twice.repairs
+            );
         }
         Err(e) => {
             assert!(matches!(

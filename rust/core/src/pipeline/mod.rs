@@ -393,10 +393,12 @@ impl<'h, H: Host> Pipeline<'h, H> {
             Ok((arguments, _, Cut::Refused)) => (cut_off(), Some(arguments)),
             Ok((arguments, repairs, cut)) => {
                 let truncated = cut == Cut::Taken;
-                if c.source != CallSource::ToolCalls && self.repeats_a_call(name, &arguments) {
+                // The field's calls, whole or streamed, and the text's repeats of them.
+                let field = matches!(c.source, CallSource::ToolCalls | CallSource::Stream);
+                if !field && self.repeats_a_call(name, &arguments) {
                     return Ok(());
                 }
-                if c.source == CallSource::ToolCalls {
+                if field {
                     if let Some(name) = name {
                         let at = self.calls.len();
                         self.field_calls

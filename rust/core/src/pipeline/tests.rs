@@ -531,3 +531,37 @@ fn text_events_come_back_in_order_numbered_on_and_only_the_last_block_is_cut() {
         2
     );
 }
+
+#[test]
+fn a_stream_reads_its_text_and_a_call_repeated_there_runs_once() {
+    // Ollama can leave a call it parsed in the content too: streamed, as read whole, it runs once,
+    // and the text's other calls come after the stream's, numbered on.
+    let limits = no_deadline();
+    let mut reader = StreamReader::new(limits).with_text_calls(limits, Formats::default());
+    let mut sink = |_: &Accumulator, _| Ok::<(), std::convert::Infallible>(());
+    let lines = concat!(
+        "{\"message\":{\"content\":\"<tool_call>{\\\"name\\\": \\\"f\\\", \\\"arguments\\\": {\\\"a\\\": 1}}</tool_call>\"}}\n",
+        "{\"message\":{\"thinking\":\"hm\",\"content\":\" ok <tool_call>{\\\"name\\\": \\\"g\\\", \\\"arguments\\\": {}}</tool_call>\"}}\n",
+        "{\"message\":{\"tool_calls\":[{\"function\":{\"name\":\"f\",\"arguments\":{\"a\":1}}}]},\"done\":true,\"done_reason\":\"stop\",\"prompt_eval_count\":3,\"eval_count\":4}\n",
+    );
+    reader
+        .feed_bytes(lines.as_bytes(), &SerdeParser, &mut sink)
+        .unwrap();
+    reader.finish_text(None);
+    let calls = reader.calls_mut().finish();
+    let text_calls = reader.take_text_calls();
+    let host = SerdeHost::new(None);
+    let mut pipeline = Pipeline::new(&host, limits, true);
+    check_stream_reply(&mut pipeline, calls, text_calls, None, |_| None).unwrap();
+    let names: Vec<_> = pipeline
+        .calls
+        .iter()
+        .map(|c| (c.index, c.name.as_str().unwrap(), c.source.as_str()))
+        .collect();
+    assert_eq!(names, [(0, "f", "stream"), (2, "g", "hermes")]);
+    let said = reader.said_so_far();
+    assert_eq!((said.text(), said.reasoning()), ("ok", "hm"));
+    assert_eq!(said.usage, Some((3, 4)));
+    assert_eq!(said.finish_reason.as_deref(), Some("stop"));
+    assert!(said.ended);
+}

@@ -1,0 +1,165 @@
+//! Path agreement: one reply read whole (`read_reply` + `check_reply`) and streamed as OpenAI
+//! SSE chunks cut anywhere (`StreamReader` + `check_stream_reply`) gives the same calls (name
+//! and arguments, each kind in its order: the wire's, those marked in the text, then those
+//! written without a marker, which a stream knows only at its end), the same text and the same
+//! reasoning. The reply is drawn from the input: calls with arguments that may need repair, and
+//! content made of pieces that hold calls, think blocks, lone closers and quoted markers.
+#![no_main]
+
+use std::convert::Infallible;
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
+use serde_json::{json, Value};
+use toolmend_core::extract::Formats;
+use toolmend_core::pipeline::{
+    check_reply, check_stream_reply, CallSource, CheckedCall, Pipeline, SerdeHost,
+};
+use toolmend_core::stream::{Accumulator, Event};
+use toolmend_core::wire::{read_reply, SerdeParser, StreamReader};
+use toolmend_core::Limits;
+
+const LIMITS: Limits = Limits {
+    max_size: 1 << 20,
+    max_depth: 64,
+    timeout_ms: 0,
+};
+
+const PIECES: &[&str] = &[
+    "Sure. ",
+    "I'll read 'notes' and \"todo\". ",
+    "`<tool_call>` is the tag. ",
+    "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>",
+    "<tool_call>{'name': 'read_file', 'arguments': {'path': 'b.txt',}}</tool_call>",
+    "<think>maybe <tool_call>{\"name\": \"delete_file\", \"arguments\": {}}</tool_call></think>",
+    "[THINK]hm[/THINK]",
+    "<thinking>let me see</thinking>",
+    "</think>",
+    "Done.\n",
+    "é€😀 ",
+    "{\"name\": \"read_file\", \"arguments\": {\"path\": \"c.txt\"}}",
+    "[read_file(path='d.txt')]",
+    "```json\n{\"name\": \"g\", \"arguments\": {}}\n```",
+    "{",
+    "[",
+];
+
+const ARGUMENTS: &[&str] = &[
+    "{}",
+    "{\"path\": \"a.txt\"}",
+    "{\"n\": 18446744073709551617, \"x\": 1.5e300}",
+    "{\"path\": \"a.txt\",}",
+    "{'path': 'é'}",
+    "{\"s\": \"\\u00e9\\n\\\"q\\\"\"}",
+    "",
+];
+
+type Seen = (Vec<(u8, String, Value)>, String, String);
+
+/// The calls as compared: by kind (the wire's, marked in text, unmarked), each in its order.
+fn seen(calls: &[CheckedCall<Value>]) -> Vec<(u8, String, Value)> {
+    let mut out: Vec<_> = calls
+        .iter()
+        .map(|c| {
+            let kind = match c.source {
+                CallSource::ToolCalls | CallSource::Stream => 0,
+                CallSource::Text("bare_json" | "pythonic") => 2,
+                CallSource::Text(_) => 1,
+            };
+            let name = c.name.as_str().unwrap_or_default().to_string();
+            (kind, name, c.arguments.clone())
+        })
+        .collect();
+    out.sort_by_key(|(kind, _, _)| *kind);
+    out
+}
+
+fn ignore(_: &Accumulator, _: Event) -> Result<(), Infallible> {
+    Ok(())
+}
+
+fuzz_target!(|data: &[u8]| {
+    let [calls_byte, step_byte, split_byte, rest @ ..] = data else {
+        return;
+    };
+    let calls: Vec<(String, &str)> = rest
+        .iter()
+        .take((calls_byte % 4) as usize)
+        .map(|b| {
+            let name = ["f", "g"][(b & 1) as usize].to_string();
+            (name, ARGUMENTS[(b >> 1) as usize % ARGUMENTS.len()])
+        })
+        .collect();
+    let content: String = rest
+        .iter()
+        .skip(calls.len())
+        .take(8)
+        .map(|b| PIECES[*b as usize % PIECES.len()])
+        .collect();
+    let step = 1 + (*step_byte % 9) as usize;
+    let split = 1 + *split_byte as usize;
+
+    // Whole.
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args}})
+        })
+        .collect();
+    let mut message = json!({"role": "assistant", "content": content});
+    if !tool_calls.is_empty() {
+        message["tool_calls"] = Value::from(tool_calls);
+    }
+    let body = json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]});
+    let host = SerdeHost::new(None);
+    let mut whole = Pipeline::new(&host, LIMITS, true);
+    let reply = read_reply(&SerdeParser, body.to_string().as_bytes(), &LIMITS).unwrap();
+    let said = check_reply(&mut whole, reply, Formats::default()).unwrap();
+    let expected: Seen = (seen(&whole.calls), said.text, said.reasoning);
+    let whole_errors = whole.errors.len();
+
+    // Streamed: the text in pieces of `step` characters, each call's id and name, then its
+    // arguments in pieces, then the end; the bytes cut every `split`.
+    let mut sse = String::new();
+    let mut chunk = |delta: Value, finish: Value| {
+        let c = json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        sse.push_str(&format!("data: {c}\n\n"));
+    };
+    for piece in common::pieces(&content, step) {
+        chunk(json!({"content": piece}), Value::Null);
+    }
+    for (i, (name, args)) in calls.iter().enumerate() {
+        let first = json!({"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": ""}});
+        chunk(json!({"tool_calls": [first]}), Value::Null);
+        for piece in common::pieces(args, step) {
+            let more = json!({"index": i, "function": {"arguments": piece}});
+            chunk(json!({"tool_calls": [more]}), Value::Null);
+        }
+    }
+    chunk(json!({}), json!("stop"));
+    sse.push_str("data: [DONE]\n\n");
+    let mut reader = StreamReader::new(LIMITS).with_text_calls(LIMITS, Formats::default());
+    for bytes in sse.as_bytes().chunks(split) {
+        reader.feed_bytes(bytes, &SerdeParser, &mut ignore).unwrap();
+    }
+    reader.end_bytes(&SerdeParser, &mut ignore).unwrap();
+    reader.finish_text(None);
+    let assembled = reader.calls_mut().finish();
+    let text_calls = reader.take_text_calls();
+    let mut streamed = Pipeline::new(&host, LIMITS, true);
+    check_stream_reply(&mut streamed, assembled, text_calls, None, |_| None).unwrap();
+    let so_far = reader.said_so_far();
+    let got: Seen = (
+        seen(&streamed.calls),
+        so_far.text().to_string(),
+        so_far.reasoning().to_string(),
+    );
+    assert_eq!(
+        got, expected,
+        "{content:?} {calls:?} step {step} split {split}"
+    );
+    assert_eq!(streamed.errors.len(), whole_errors, "{content:?} {calls:?}");
+});
