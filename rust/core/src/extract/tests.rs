@@ -443,6 +443,13 @@ type Coded = (Option<String>, Option<String>, Option<&'static str>);
 
 /// The events of `text` fed in pieces of `step` bytes (moved to char boundaries), then flushed.
 fn fed_in_steps(parser: &mut TextCallParser, text: &str, step: usize) -> Vec<TextEvent> {
+    let mut events = fed_only(parser, text, step);
+    events.extend(parser.flush());
+    events
+}
+
+/// The events of `text` fed in pieces of `step` bytes (moved to char boundaries).
+fn fed_only(parser: &mut TextCallParser, text: &str, step: usize) -> Vec<TextEvent> {
     let mut events = Vec::new();
     let mut from = 0;
     while from < text.len() {
@@ -453,7 +460,6 @@ fn fed_in_steps(parser: &mut TextCallParser, text: &str, step: usize) -> Vec<Tex
         events.extend(parser.feed(&text[from..to]));
         from = to;
     }
-    events.extend(parser.flush());
     events
 }
 
@@ -1002,16 +1008,7 @@ mod split {
             let text: String = parts.concat();
             let mut parser = TextCallParser::new(Limits { timeout_ms: 0, ..Limits::default() }, 1 << 20);
             let (mut calls, mut shown, mut reasoning) = (Vec::new(), String::new(), String::new());
-            let mut from = 0;
-            let mut events = Vec::new();
-            while from < text.len() {
-                let mut to = (from + step).min(text.len());
-                while !text.is_char_boundary(to) {
-                    to += 1;
-                }
-                events.extend(parser.feed(&text[from..to]));
-                from = to;
-            }
+            let mut events = fed_only(&mut parser, &text, step);
             events.extend(parser.finish(None));
             for event in events {
                 match event {

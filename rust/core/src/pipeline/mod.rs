@@ -169,10 +169,15 @@ impl<V> Candidate<V> {
     /// One call as a caller gives it: a name and arguments (JSON text, or an object), read as
     /// a call of the `tool_calls` field is.
     pub fn given(name: V, arguments: V, index: usize) -> Self {
+        Self::field(None, Some(name), Arguments::Given(arguments), index)
+    }
+
+    /// A call of a reply's `tool_calls` field, as its entry gives it.
+    pub fn field(id: Option<V>, name: Option<V>, arguments: Arguments<V>, index: usize) -> Self {
         Candidate {
-            id: None,
-            name: Some(name),
-            arguments: Arguments::Given(arguments),
+            id,
+            name,
+            arguments,
             raw: None,
             index,
             source: CallSource::ToolCalls,

@@ -6,7 +6,7 @@ use crate::limits::Limits;
 use crate::stream::{AssembledCall, FailedCall};
 use crate::wire::{call_entry, join_text, ErrorOf, Reply, ReplyMessage};
 
-use super::{Arguments, CallSource, Candidate, CheckedCall, Failure, Host, Pipeline, RejectedCall};
+use super::{Arguments, Candidate, CheckedCall, Failure, Host, Pipeline, RejectedCall};
 
 /// What a message says besides its calls: its text with the calls cut out, and its reasoning
 /// (the reply's reasoning fields, then the reasoning written in the text).
@@ -77,17 +77,7 @@ pub fn check_message<H: Host>(
             (true, None) => Arguments::Missing,
             (true, Some(a)) => Arguments::Given(a),
         };
-        pipeline.run(Candidate {
-            id: entry.id,
-            name: entry.name,
-            arguments,
-            raw: None,
-            index,
-            source: CallSource::ToolCalls,
-            repairs: Vec::new(),
-            unreadable: None,
-            cut: false,
-        })?;
+        pipeline.run(Candidate::field(entry.id, entry.name, arguments, index))?;
     }
     let mut reasoning = message.reasoning;
     let Some(content) = message.content else {
