@@ -1,5 +1,6 @@
 //! Path agreement: one reply read whole (`read_reply` + `check_reply`) and streamed as OpenAI
-//! SSE chunks cut anywhere (`StreamReader` + `check_stream_reply`) gives the same calls (name
+//! SSE chunks or Ollama NDJSON lines, cut anywhere (`StreamReader` + `check_stream_reply`),
+//! gives the same calls (name
 //! and arguments, each kind in its order: the wire's, those marked in the text, then those
 //! written without a marker, which a stream knows only at its end), the same text and the same
 //! reasoning. The reply is drawn from the input: calls with arguments that may need repair, and
@@ -99,21 +100,33 @@ fuzz_target!(|data: &[u8]| {
         .map(|b| PIECES[*b as usize % PIECES.len()])
         .collect();
     let step = 1 + (*step_byte % 9) as usize;
+    // Ollama sends arguments as objects, whole: a call's text that is no object is sent as {}.
+    let ollama = *step_byte >= 128;
+    let object = |args: &str| match serde_json::from_str::<Value>(args) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({}),
+    };
     let split = 1 + *split_byte as usize;
 
     // Whole.
     let tool_calls: Vec<Value> = calls
         .iter()
         .enumerate()
-        .map(|(i, (name, args))| {
-            json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args}})
+        .map(|(i, (name, args))| match ollama {
+            true => json!({"function": {"index": i, "name": name, "arguments": object(args)}}),
+            false => {
+                json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args}})
+            }
         })
         .collect();
     let mut message = json!({"role": "assistant", "content": content});
     if !tool_calls.is_empty() {
-        message["tool_calls"] = Value::from(tool_calls);
+        message["tool_calls"] = Value::from(tool_calls.clone());
     }
-    let body = json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]});
+    let body = match ollama {
+        true => json!({"model": "m", "message": message, "done": true, "done_reason": "stop"}),
+        false => json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}),
+    };
     let host = SerdeHost::new(None);
     let mut whole = Pipeline::new(&host, LIMITS, true);
     let reply = read_reply(&SerdeParser, body.to_string().as_bytes(), &LIMITS).unwrap();
@@ -124,23 +137,36 @@ fuzz_target!(|data: &[u8]| {
     // Streamed: the text in pieces of `step` characters, each call's id and name, then its
     // arguments in pieces, then the end; the bytes cut every `split`.
     let mut sse = String::new();
-    let mut chunk = |delta: Value, finish: Value| {
-        let c = json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-        sse.push_str(&format!("data: {c}\n\n"));
-    };
-    for piece in common::pieces(&content, step) {
-        chunk(json!({"content": piece}), Value::Null);
-    }
-    for (i, (name, args)) in calls.iter().enumerate() {
-        let first = json!({"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": ""}});
-        chunk(json!({"tool_calls": [first]}), Value::Null);
-        for piece in common::pieces(args, step) {
-            let more = json!({"index": i, "function": {"arguments": piece}});
-            chunk(json!({"tool_calls": [more]}), Value::Null);
+    if ollama {
+        for piece in common::pieces(&content, step) {
+            let line = json!({"message": {"role": "assistant", "content": piece}, "done": false});
+            sse.push_str(&format!("{line}\n"));
         }
+        for call in &tool_calls {
+            let line = json!({"message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": false});
+            sse.push_str(&format!("{line}\n"));
+        }
+        let last = json!({"message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"});
+        sse.push_str(&format!("{last}\n"));
+    } else {
+        let mut chunk = |delta: Value, finish: Value| {
+            let c = json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+            sse.push_str(&format!("data: {c}\n\n"));
+        };
+        for piece in common::pieces(&content, step) {
+            chunk(json!({"content": piece}), Value::Null);
+        }
+        for (i, (name, args)) in calls.iter().enumerate() {
+            let first = json!({"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": ""}});
+            chunk(json!({"tool_calls": [first]}), Value::Null);
+            for piece in common::pieces(args, step) {
+                let more = json!({"index": i, "function": {"arguments": piece}});
+                chunk(json!({"tool_calls": [more]}), Value::Null);
+            }
+        }
+        chunk(json!({}), json!("stop"));
+        sse.push_str("data: [DONE]\n\n");
     }
-    chunk(json!({}), json!("stop"));
-    sse.push_str("data: [DONE]\n\n");
     let mut reader = StreamReader::new(LIMITS).with_text_calls(LIMITS, Formats::default());
     for bytes in sse.as_bytes().chunks(split) {
         reader.feed_bytes(bytes, &SerdeParser, &mut ignore).unwrap();
