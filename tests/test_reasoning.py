@@ -173,8 +173,11 @@ def test_content_as_a_list_of_parts_is_read_on_both_entry_points(streamed: bool)
     ],
 )
 def test_odd_field_types_in_a_delta_are_read_or_ignored_never_raised(delta: dict[str, Any]) -> None:
-    text, reasoning = toolmend._core._delta_text(delta)
-    assert isinstance(text, str) and isinstance(reasoning, str)
+    acc = toolmend.ToolCallAccumulator()
+    events = acc.feed({"choices": [{"index": 0, "delta": delta}]})
+    result = acc.finish()
+    assert isinstance(result.text, str) and isinstance(result.reasoning, str)
+    assert all(isinstance(e.text, str) for e in events if e.kind in ("text", "reasoning"))
 
 
 def test_fastapi_detail_is_a_provider_error_in_the_core() -> None:

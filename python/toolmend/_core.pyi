@@ -180,8 +180,6 @@ def loads_many(
     """`loads` of every text: valid texts parsed by orjson, the others mended on `threads` threads
     with the GIL released, then built into objects under the GIL. `errors="raise"` raises the first
     failure's ParseError (as a loop would); `errors="return"` puts the ParseError in its place."""
-def _delta_text(delta: Any) -> tuple[str, str]:
-    """The text and the reasoning of a streamed delta or message (content as text or parts)."""
 
 def _json_text(value: Any) -> str:
     """orjson.dumps(value) as text; integers past 64 bits and deep values written exactly."""

@@ -49,7 +49,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stream::TextWithoutCalls>()?;
     m.add_function(wrap_pyfunction!(pipeline::parse_response, m)?)?;
     m.add_function(wrap_pyfunction!(pipeline::check_call, m)?)?;
-    m.add_function(wrap_pyfunction!(wire::delta_text, m)?)?;
     m.add_class::<stream::ToolCallDelta>()?;
     m.add_class::<stream::StreamEvent>()?;
     m.add_class::<stream::ToolCallAccumulator>()?;

@@ -273,33 +273,3 @@ pub(crate) fn read_reply<'py>(
     let bytes = input_bytes(&body)?;
     read_unparsed_reply(&PyParser(py), &bytes, limits)
 }
-
-/// The text and the reasoning of a streamed delta or message (see
-/// `toolmend_core::wire::delta_text`): ("", "") for a value that holds neither, and text that
-/// Python cannot give (a lone surrogate) is replaced rather than raised.
-#[pyfunction(name = "_delta_text")]
-pub fn delta_text(delta: &Bound<'_, PyAny>) -> (String, String) {
-    match toolmend_core::wire::delta_text(&Obj(delta.clone())) {
-        Ok(parts) => parts,
-        Err(_) => {
-            let py = delta.py();
-            let lossy = |key: &str| -> String {
-                delta
-                    .get_item(key)
-                    .ok()
-                    .filter(|v| v.is_instance_of::<PyString>())
-                    .and_then(|v| {
-                        v.call_method1(intern!(py, "encode"), ("utf-8", "replace"))
-                            .and_then(|b| b.call_method1(intern!(py, "decode"), ("utf-8",)))
-                            .and_then(|s| s.extract::<String>())
-                            .ok()
-                    })
-                    .unwrap_or_default()
-            };
-            (
-                lossy("content"),
-                lossy("thinking") + &lossy("reasoning_content") + &lossy("reasoning"),
-            )
-        }
-    }
-}
