@@ -7,6 +7,7 @@ pub mod batch;
 pub mod error;
 pub mod extract;
 pub mod limits;
+pub mod loads;
 pub mod names;
 pub mod partial;
 pub mod pipeline;

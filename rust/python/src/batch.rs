@@ -7,13 +7,11 @@ use std::borrow::Cow;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use toolmend_core::batch::overlapped;
+use toolmend_core::loads::{build_stage, fast_stage, loads_limits, mend_stage, Mending};
 use toolmend_core::{Error, Limits};
 
 use crate::convert::bounded_input;
-use crate::repair::{
-    build_loaded, fast_load, load_error, loads_limits, mend_for_loads, repair_result, LoadError,
-    Mending, RepairResult,
-};
+use crate::repair::{load_error, repair_result, LoadError, PyObjects, RepairResult};
 
 fn checked_threads(threads: Option<usize>) -> PyResult<Option<usize>> {
     match threads {
@@ -105,7 +103,7 @@ pub fn loads_many<'py>(
     for (i, (text, input)) in texts.iter().zip(&inputs).enumerate() {
         loaded.push(match input {
             Err(too_large) => Some(Err(LoadError::Core(too_large.clone()))),
-            Ok(bytes) => match fast_load(py, text, bytes, &limits)? {
+            Ok(bytes) => match fast_stage(&PyObjects { py, text }, bytes, &limits)? {
                 Some(value) => Some(Ok(value)),
                 None => {
                     to_mend.push((i, bytes));
@@ -118,10 +116,15 @@ pub fn loads_many<'py>(
     overlapped::<_, _, PyErr>(
         &to_mend,
         threads,
-        |(_, bytes)| mend_for_loads(bytes, &limits, Mending::Unlogged),
+        |(_, bytes)| mend_stage(bytes, &limits, Mending::Unlogged),
         |outcome| {
             let (i, bytes) = mended.next().expect("one outcome per text to mend");
-            loaded[*i] = Some(build_loaded(py, bytes, outcome, &limits).map(|(value, _)| value));
+            let objects = PyObjects {
+                py,
+                text: &texts[*i],
+            };
+            let built = build_stage(&objects, bytes, outcome, &limits);
+            loaded[*i] = Some(built.map(|(value, _)| value));
             Ok(())
         },
     )?;

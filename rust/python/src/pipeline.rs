@@ -21,10 +21,11 @@ use toolmend_core::walk::Budget;
 use toolmend_core::{ErrorCode, Limits};
 
 use crate::convert::{all_untracked, bounded_input, orjson_dumps, sorted_json, untracked};
-use crate::repair::{load_json, repair_list, LoadError, Mending, Repair};
+use crate::repair::{load_json, repair_list, LoadError, Repair};
 use crate::schema::{field_errors, FieldError, PyToolRegistry};
 use crate::walk::check_limits;
 use crate::wire::{plain, read_reply, Obj};
+use toolmend_core::loads::Mending;
 
 /// Arguments as the model gave them: JSON text (the str itself, whatever it holds), or an object
 /// (Ollama), whose text is made only when asked for.
@@ -417,7 +418,7 @@ impl<'py> Host for PyHost<'_, 'py> {
         match load_json(self.py, &text.0, bytes, limits, mending) {
             Ok(Ok((value, repairs))) => Ok((Obj(value), repairs)),
             Ok(Err(LoadError::Core(e))) => Err(Failure::unparsed(&e)),
-            Ok(Err(LoadError::Python(e))) => Err(Failure {
+            Ok(Err(LoadError::Build(e))) => Err(Failure {
                 position: Some(e.index),
                 ..Failure::new(
                     ErrorCode::TooDeepOrTimeout,

@@ -11,7 +11,8 @@ use std::borrow::Cow;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
-use toolmend_core::{Error, ErrorCode, Limits, Mended, RepairKind, Repaired};
+use toolmend_core::loads::{load, Loaded, Mending, Objects};
+use toolmend_core::{Error, ErrorCode, Limits, RepairKind, Repaired};
 
 use crate::convert::{
     all_untracked, bounded_input, detach_if_large, orjson_objects, python_objects, strict_objects,
@@ -19,8 +20,7 @@ use crate::convert::{
 };
 use crate::error::parse_error;
 
-/// The deepest nesting loads turns into Python objects: jiter's fixed recursion limit.
-pub(crate) const LOADS_MAX_DEPTH: usize = 200;
+pub(crate) use toolmend_core::loads::LOADS_MAX_DEPTH;
 
 fn run_repair<'b>(py: Python<'_>, bytes: &'b [u8], limits: &Limits) -> Result<Repaired<'b>, Error> {
     detach_if_large(py, bytes.len(), || toolmend_core::repair(bytes, limits))
@@ -238,7 +238,7 @@ pub(crate) fn load_error(py: Python<'_>, error: LoadError) -> PyErr {
             e.suggestion(),
         ),
         // Strict JSON that Python cannot hold.
-        LoadError::Python(e) => parse_error(
+        LoadError::Build(e) => parse_error(
             py,
             ErrorCode::Unparseable.as_str(),
             &format!("{} at byte {}", e.error_type, e.index),
@@ -248,116 +248,54 @@ pub(crate) fn load_error(py: Python<'_>, error: LoadError) -> PyErr {
     }
 }
 
-/// What `load_json` does with text that is not valid JSON within the limits.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mending {
-    /// Refuse it (repair turned off): the strict check says why.
-    Off,
-    /// Mend it, keeping no log (`loads` hands back objects alone).
-    Unlogged,
-    /// Mend it and log the repairs (a tool call carries them).
-    Logged,
+/// Why JSON text did not become Python objects (jiter says why it could not build strict JSON).
+pub(crate) type LoadError = toolmend_core::loads::LoadError<jiter::JsonError>;
+
+/// How the binding builds objects for the core's `loads` stages: orjson first (from the caller's
+/// own object at stage 1, so nothing is copied), jiter for what orjson refuses (it holds any
+/// number), the GIL let go of while big texts are mended.
+pub(crate) struct PyObjects<'a, 'py> {
+    pub(crate) py: Python<'py>,
+    /// The text as the caller gave it (orjson reads a str or bytes without a copy).
+    pub(crate) text: &'a Bound<'py, PyAny>,
 }
 
-/// Python objects made from JSON text, and the repairs it needed.
-pub(crate) type Loaded<'py> = (Bound<'py, PyAny>, Vec<toolmend_core::Repair>);
+impl<'py> Objects for PyObjects<'_, 'py> {
+    type Object = Bound<'py, PyAny>;
+    type Error = PyErr;
+    type BuildError = jiter::JsonError;
 
-/// Why JSON text did not become Python objects.
-pub(crate) enum LoadError {
-    /// Not JSON even after repair (or, with repair off, not strict JSON), or over a limit.
-    Core(Error),
-    /// Strict JSON that jiter could not build.
-    Python(jiter::JsonError),
+    fn strict(&self, bytes: &[u8], max_depth: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        strict_objects(self.py, self.text, Some(bytes), max_depth)
+    }
+
+    fn fast(&self, json: &[u8], walk: Option<usize>) -> Option<Bound<'py, PyAny>> {
+        orjson_objects(self.py, json, walk)
+    }
+
+    fn exact(&self, json: &[u8]) -> Result<Bound<'py, PyAny>, jiter::JsonError> {
+        python_objects(self.py, json)
+    }
+
+    fn out_of_range(&self, object: &Bound<'py, PyAny>, room: usize) -> bool {
+        holds_out_of_range(object, room)
+    }
+
+    fn detached<T: Send>(&self, size: usize, work: impl FnOnce() -> T + Send) -> T {
+        detach_if_large(self.py, size, work)
+    }
 }
 
-/// JSON text (already read as `bytes`) as Python objects, with the repairs made: orjson for valid
-/// text within the limits; otherwise the repair pass (or, with mending off, the strict check),
-/// the GIL released for big inputs, and jiter. Nesting is capped at what jiter can build: past
-/// it, the core reports TLP-008 like any depth limit (repair() still handles deeper text).
-pub(crate) fn load_json<'py>(
+/// JSON text (already read as `bytes`) as Python objects, with the repairs made: the core's
+/// `loads` stages over `PyObjects`.
+pub(crate) fn load_json<'a, 'py>(
     py: Python<'py>,
-    text: &Bound<'py, PyAny>,
+    text: &'a Bound<'py, PyAny>,
     bytes: &[u8],
     limits: &Limits,
     mending: Mending,
-) -> PyResult<Result<Loaded<'py>, LoadError>> {
-    let limits = loads_limits(limits);
-    if let Some(value) = fast_load(py, text, bytes, &limits)? {
-        return Ok(Ok((value, Vec::new())));
-    }
-    // orjson refused the text (or it is over a limit, which the core reports): mend it directly.
-    let outcome = detach_if_large(py, bytes.len(), || mend_for_loads(bytes, &limits, mending));
-    Ok(build_loaded(py, bytes, outcome, &limits))
-}
-
-/// The limits `loads` works under: nesting capped at what jiter can build.
-pub(crate) fn loads_limits(limits: &Limits) -> Limits {
-    Limits {
-        max_depth: limits.max_depth.min(LOADS_MAX_DEPTH),
-        ..*limits
-    }
-}
-
-/// The first stage of `loads`: orjson's objects for valid text within the limits, else None.
-pub(crate) fn fast_load<'py>(
-    py: Python<'py>,
-    text: &Bound<'py, PyAny>,
-    bytes: &[u8],
-    limits: &Limits,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if bytes.len() > limits.max_size || toolmend_core::repair::plainly_broken(bytes) {
-        return Ok(None);
-    }
-    strict_objects(py, text, Some(bytes), limits.max_depth)
-}
-
-/// The second stage, without the GIL: the text mended (or, with mending off, checked) into
-/// strict JSON, with the repairs made when they are logged.
-pub(crate) fn mend_for_loads(
-    bytes: &[u8],
-    limits: &Limits,
-    mending: Mending,
-) -> Result<Mended, Error> {
-    match mending {
-        Mending::Logged => toolmend_core::mend(bytes, limits),
-        Mending::Unlogged => toolmend_core::mend_unlogged(bytes, limits),
-        Mending::Off => toolmend_core::validate(bytes, limits).map(|()| Mended {
-            json: String::from_utf8_lossy(bytes).into_owned(),
-            repairs: Vec::new(),
-            plain_numbers: false,
-        }),
-    }
-}
-
-/// The last stage: the mended text as Python objects, numbers past a double refused.
-pub(crate) fn build_loaded<'py>(
-    py: Python<'py>,
-    bytes: &[u8],
-    outcome: Result<Mended, Error>,
-    limits: &Limits,
-) -> Result<Loaded<'py>, LoadError> {
-    let Mended {
-        json,
-        repairs: log,
-        plain_numbers,
-    } = outcome.map_err(LoadError::Core)?;
-    // orjson builds objects fastest, and those it hands back are in range (finite doubles,
-    // 64-bit integers: see `objects_stand`); what it refuses (an integer past 64 bits, say),
-    // jiter builds, and those are checked. The repair pass held its output to the depth limit,
-    // so when every number it wrote is plain, orjson's objects need no walk.
-    let check = (!plain_numbers).then_some(limits.max_depth);
-    if let Some(value) = orjson_objects(py, json.as_bytes(), check) {
-        return Ok((value, log));
-    }
-    let value = python_objects(py, json.as_bytes()).map_err(LoadError::Python)?;
-    if holds_out_of_range(&value, limits.max_depth) {
-        // Positions are the input's; a number the repair pass moved is found in its output.
-        let position = toolmend_core::limits::first_number_out_of_range(bytes)
-            .or_else(|| toolmend_core::limits::first_number_out_of_range(json.as_bytes()))
-            .unwrap_or(0);
-        return Err(LoadError::Core(Error::number_out_of_range(position)));
-    }
-    Ok((value, log))
+) -> PyResult<Loaded<PyObjects<'a, 'py>>> {
+    load(&PyObjects { py, text }, bytes, limits, mending)
 }
 
 /// Whether objects jiter built hold a number past the range of a double: a float it read as
