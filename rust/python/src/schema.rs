@@ -14,8 +14,10 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyString, PyTuple, PyType};
 use serde_json::Value;
-use toolmend_core::schema::{compile_for, Definition, Registry, RegistryError, Tool, Violation};
-use toolmend_core::walk::{not_json, walk, Budget};
+use toolmend_core::schema::{
+    check_given, compile_for, Definition, GivenArguments, Registry, RegistryError, Tool, Violation,
+};
+use toolmend_core::walk::{walk, Budget};
 use toolmend_core::{ErrorCode, Limits, NameRule};
 
 use crate::convert::{
@@ -406,97 +408,74 @@ impl PyToolRegistry {
 }
 
 impl PyToolRegistry {
-    /// Arguments as text are parsed in Rust, a dict is converted; either way the size and depth
-    /// limits are applied before any validation work.
+    /// The arguments checked against `tool` (see `toolmend_core::schema::check_given`, which
+    /// decides the way): the objects to call it with, or every violation.
     pub(crate) fn check(
         &self,
         py: Python<'_>,
         tool: &Arc<Tool>,
         args: &Bound<'_, PyAny>,
     ) -> PyResult<Result<Py<PyAny>, Vec<Violation>>> {
-        let limits = *self.inner.limits();
-        if let Some(bytes) = text_bytes(args, limits.max_size)? {
-            let bytes = match bytes {
-                Ok(bytes) => bytes,
-                Err(too_large) => {
-                    return Ok(Err(vec![Violation::limit(
-                        ErrorCode::TooLarge,
-                        too_large.to_string(),
-                    )]))
-                }
-            };
-            // Valid arguments: built into Python objects once (orjson), checked in place. The
-            // objects are the result, so this is the least work at any size; building a serde
-            // Value to validate without the GIL costs more than the objects themselves.
-            if bytes.len() <= limits.max_size {
-                if let Some(validator) = in_place_validator(tool) {
-                    if let Some(value) = strict_objects(py, args, Some(&bytes), limits.max_depth)? {
-                        if validator.is_valid(value.as_borrowed()) {
-                            return Ok(Ok(value.unbind()));
-                        }
-                    }
-                }
-            }
-            let tool = Arc::clone(tool);
-            let checked = detach_if_large(py, bytes.len(), || {
-                tool.validate_json(&bytes, &limits).map(drop)
-            });
-            return Ok(match checked {
-                Ok(()) => Ok(python_objects(py, &bytes)
-                    .map_err(|_| {
-                        pyo3::exceptions::PyValueError::new_err(
-                            "valid JSON that Python cannot hold",
-                        )
-                    })?
-                    .unbind()),
-                Err(errors) => Err(errors),
-            });
-        }
-        // Limits first, without copying; then small arguments are checked in place.
-        let mut budget = Budget::new(&limits);
-        let args_value = Obj(args.clone());
-        if let Err(violation) = check_limits(args, &mut budget) {
-            return Ok(Err(vec![violation]));
-        }
-        let size = limits.max_size - budget.bytes;
-        if budget.big_ints {
-            return self.check_as_text(py, tool, args, &limits);
-        }
-        if let Some(validator) = in_place_validator(tool) {
-            if validator.is_valid(args.as_borrowed()) {
-                return Ok(Ok(args.clone().unbind()));
-            }
-        }
-        // Large or invalid: converted once, validated (GIL released when large), errors mapped.
-        let mut budget = Budget::new(&limits);
-        let value = match walk::<Obj, true>(&args_value, 0, &String::new, &mut budget) {
-            Ok(v) => v,
-            Err(violation) => return Ok(Err(vec![violation])),
-        };
-        let tool = Arc::clone(tool);
-        let checked = detach_if_large(py, size, || tool.validate_value(&value));
-        Ok(checked.map(|()| args.clone().unbind()))
+        let given = PyGiven { py, args };
+        Ok(check_given(&given, tool, self.inner.limits())?.map(Bound::unbind))
     }
 }
 
-impl PyToolRegistry {
-    /// Arguments holding integers past 64 bits, validated as their JSON text so that those
-    /// integers are compared exactly (as a double, `2**64 + 1` would equal `2**64`).
-    fn check_as_text(
+/// Arguments as a caller gave them to Python: text (str, bytes) or objects.
+struct PyGiven<'a, 'py> {
+    py: Python<'py>,
+    args: &'a Bound<'py, PyAny>,
+}
+
+impl<'py> GivenArguments for PyGiven<'_, 'py> {
+    type Object = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn text(
         &self,
-        py: Python<'_>,
-        tool: &Arc<Tool>,
-        args: &Bound<'_, PyAny>,
-        limits: &Limits,
-    ) -> PyResult<Result<Py<PyAny>, Vec<Violation>>> {
-        let Some(text) = json_text(args)? else {
-            return Ok(Err(vec![not_json("", "an integer too large")]));
-        };
-        let tool = Arc::clone(tool);
-        let checked = detach_if_large(py, text.len(), || {
-            tool.validate_json(text.as_bytes(), limits).map(drop)
-        });
-        Ok(checked.map(|()| args.clone().unbind()))
+        max_size: usize,
+    ) -> PyResult<Option<Result<Cow<'_, [u8]>, toolmend_core::Error>>> {
+        text_bytes(self.args, max_size)
+    }
+
+    fn strict_objects(&self, bytes: &[u8], max_depth: usize) -> PyResult<Option<Self::Object>> {
+        strict_objects(self.py, self.args, Some(bytes), max_depth)
+    }
+
+    fn exact_objects(&self, bytes: &[u8]) -> PyResult<Self::Object> {
+        python_objects(self.py, bytes)
+            .map_err(|_| PyValueError::new_err("valid JSON that Python cannot hold"))
+    }
+
+    fn given(&self) -> Self::Object {
+        self.args.clone()
+    }
+
+    fn checks_in_place(&self, tool: &Tool) -> bool {
+        in_place_validator(tool).is_some()
+    }
+
+    fn valid_in_place(&self, tool: &Tool, object: &Self::Object) -> bool {
+        in_place_validator(tool).is_some_and(|v| v.is_valid(object.as_borrowed()))
+    }
+
+    fn walk_limits(&self, limits: &Limits) -> Result<(usize, bool), Violation> {
+        let mut budget = Budget::new(limits);
+        check_limits(self.args, &mut budget)?;
+        Ok((budget.bytes, budget.big_ints))
+    }
+
+    fn json_text(&self) -> PyResult<Option<String>> {
+        json_text(self.args)
+    }
+
+    fn value(&self, limits: &Limits) -> Result<Value, Violation> {
+        let mut budget = Budget::new(limits);
+        walk::<Obj, true>(&Obj(self.args.clone()), 0, &String::new, &mut budget)
+    }
+
+    fn detached<T: Send>(&self, size: usize, work: impl FnOnce() -> T + Send) -> T {
+        detach_if_large(self.py, size, work)
     }
 }
 

@@ -8,6 +8,7 @@ mod check;
 pub(crate) use check::canonical;
 mod cost;
 mod exact;
+mod given;
 mod graph;
 mod hints;
 mod shown;
@@ -26,6 +27,7 @@ use crate::error::ErrorCode;
 use crate::limits::{exceeds_depth, Limits};
 
 pub use cost::MAX_APPLICATIONS;
+pub use given::{check_given, GivenArguments};
 pub use violations::Violation;
 
 /// Compiles `schema` with the registry's options (draft 2020-12, formats asserted, linear-time
