@@ -54,6 +54,8 @@ fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
         Key::CompletionTokens => intern!(py, "completion_tokens"),
         Key::PromptEvalCount => intern!(py, "prompt_eval_count"),
         Key::EvalCount => intern!(py, "eval_count"),
+        Key::InputTokens => intern!(py, "input_tokens"),
+        Key::OutputTokens => intern!(py, "output_tokens"),
         Key::Reasoning => intern!(py, "reasoning"),
         Key::ReasoningContent => intern!(py, "reasoning_content"),
         Key::Thinking => intern!(py, "thinking"),

@@ -259,14 +259,17 @@ impl StreamReader {
         Ok(())
     }
 
-    /// Token counts under `prompt` and `completion` in `value`, if it holds either.
+    /// Token counts under `prompt` and `completion` in `value`, if it holds either; a count it
+    /// leaves out is the one said before (Anthropic gives the prompt's at the start, the
+    /// completion's at the end).
     fn say_usage<V: JsonLike>(&mut self, value: &V, prompt: Key, completion: Key) {
-        let count = |key| value.get(key).and_then(|v| v.as_index());
+        let count = |key| value.get(key).and_then(|v| v.as_index()).map(|n| n as u64);
         let (p, c) = (count(prompt), count(completion));
         if p.is_some() || c.is_some() {
+            let (p0, c0) = self.so_far.usage.unwrap_or_default();
             self.say(Said::Usage {
-                prompt: p.unwrap_or(0) as u64,
-                completion: c.unwrap_or(0) as u64,
+                prompt: p.unwrap_or(p0),
+                completion: c.unwrap_or(c0),
             });
         }
     }
@@ -667,11 +670,20 @@ impl StreamReader {
                 }
                 Some(delta(index, None, None, None, true))
             }
+            "message_start" => {
+                if let Some(usage) = event.get(Key::Message).and_then(|m| m.get(Key::Usage)) {
+                    self.say_usage(&usage, Key::InputTokens, Key::OutputTokens);
+                }
+                return Ok(None);
+            }
             "message_delta" => {
                 // Anthropic's stop reason comes in the delta before `message_stop`.
                 if let Some(delta) = event.get(Key::Delta) {
                     self.say_finish(delta.get(Key::StopReason))?;
                     self.cut_by_length |= stopped_at_limit(&delta);
+                }
+                if let Some(usage) = event.get(Key::Usage) {
+                    self.say_usage(&usage, Key::InputTokens, Key::OutputTokens);
                 }
                 return Ok(None);
             }
@@ -683,7 +695,13 @@ impl StreamReader {
                 self.say_reasoning(text(event.get(Key::Delta))?.unwrap_or_default());
                 return Ok(None);
             }
-            "message_stop" | "response.completed" => None,
+            "message_stop" => None,
+            "response.completed" => {
+                if let Some(usage) = event.get(Key::Response).and_then(|r| r.get(Key::Usage)) {
+                    self.say_usage(&usage, Key::InputTokens, Key::OutputTokens);
+                }
+                None
+            }
             "response.incomplete" => {
                 self.cut_by_length = true;
                 None

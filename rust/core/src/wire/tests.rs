@@ -525,3 +525,35 @@ mod openai_lines {
         }
     }
 }
+
+#[test]
+fn anthropic_and_responses_streams_say_their_token_counts() {
+    let read = |events: &[Value]| {
+        let mut reader = StreamReader::new(Limits::DEFAULT);
+        let mut sink = |_: &Accumulator, _: Event| Ok::<(), Infallible>(());
+        for event in events {
+            reader.feed_chunk(event, &mut sink).unwrap();
+        }
+        let said = reader.said_so_far();
+        (
+            said.usage,
+            said.finish_reason.clone(),
+            said.text().to_string(),
+        )
+    };
+    let anthropic = [
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 25, "output_tokens": 1}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi."}}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 15}}),
+        json!({"type": "message_stop"}),
+    ];
+    assert_eq!(
+        read(&anthropic),
+        (Some((25, 15)), Some("end_turn".into()), "Hi.".into())
+    );
+    let responses = [
+        json!({"type": "response.output_text.delta", "delta": "Hi."}),
+        json!({"type": "response.completed", "response": {"usage": {"input_tokens": 9, "output_tokens": 4}}}),
+    ];
+    assert_eq!(read(&responses), (Some((9, 4)), None, "Hi.".into()));
+}

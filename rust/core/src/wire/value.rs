@@ -52,6 +52,8 @@ pub enum Key {
     CompletionTokens,
     PromptEvalCount,
     EvalCount,
+    InputTokens,
+    OutputTokens,
 }
 
 impl Key {
@@ -97,6 +99,8 @@ impl Key {
             Key::CompletionTokens => "completion_tokens",
             Key::PromptEvalCount => "prompt_eval_count",
             Key::EvalCount => "eval_count",
+            Key::InputTokens => "input_tokens",
+            Key::OutputTokens => "output_tokens",
         }
     }
 }
