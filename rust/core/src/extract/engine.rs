@@ -13,9 +13,13 @@
 
 use memchr::{memchr, memchr2, memmem};
 
+use super::context::{why, ProseContext};
 use super::formats::{self, Body, FORMATS};
 use super::lexer::{prefix_len, Cx, Lexed, Lexer};
-use super::Clock;
+use super::{Clock, Note};
+
+/// At most this many notes are kept per reading (the count in `quoted` goes on).
+const MAX_NOTES: usize = 64;
 
 /// The places where a model quotes a call rather than makes it; each keeps its text and yields
 /// no call. The markers of the tool-result and thinking blocks are rows of `formats::FORMATS`.
@@ -64,12 +68,12 @@ pub(super) enum Kind {
     /// reasoning, the text and the calls it gave included.
     ReasoningEnd,
     /// A call block: its format and its body, the marker and closer around it. A quoted
-    /// block is text: its calls are only counted.
+    /// block is text (why it is quoted is said): its calls are only counted.
     Block {
         fmt: usize,
         body_start: usize,
         body_end: usize,
-        quoted: bool,
+        quoted: Option<&'static str>,
     },
     /// The deadline passed here; everything after it is text.
     Timeout,
@@ -93,19 +97,19 @@ struct How {
     fenced: bool,
     /// Counts as prose when it holds more than whitespace.
     prose: bool,
-    /// Quoted: its call markers are counted.
-    quoted: bool,
+    /// Quoted, and why: its call markers are counted.
+    quoted: Option<&'static str>,
 }
 
 const PROSE: How = How {
     fenced: false,
     prose: true,
-    quoted: false,
+    quoted: None,
 };
 const ASIDE: How = How {
     fenced: false,
     prose: false,
-    quoted: false,
+    quoted: None,
 };
 
 /// Where the current line stands for the blockquote rule.
@@ -152,11 +156,8 @@ struct Candidacy {
 
 enum Mode {
     Prose,
-    /// Quoted text up to and including `close` (or the end).
-    Quote {
-        close: &'static [u8],
-        think: bool,
-    },
+    /// Quoted text up to and including one of its closers (or the end).
+    Quote(Quoting),
     /// A fence amid prose: quoted up to and including the next run of three or more backticks,
     /// looked for from `search`.
     Fence {
@@ -174,13 +175,32 @@ enum Mode {
     Block(Box<BlockState>),
 }
 
+#[derive(Clone, Copy)]
+struct Quoting {
+    closes: &'static [&'static str],
+    think: bool,
+    why: &'static str,
+    /// Where its opener starts and ends: nothing of it has gone out while `held`.
+    open: usize,
+    body: usize,
+    held: bool,
+    /// How far the text is known to hold no closer.
+    search: usize,
+    /// Opened amid a line's text: with no closer before the end, the opener was only
+    /// mentioned (`the <think> tag`), and what follows it is read as usual.
+    mention: bool,
+}
+
+/// The quote of a blockquote's line.
+const BLOCKQUOTE_LINE: &[&str] = &["\n"];
+
 struct BlockState {
     fmt: usize,
     open: usize,
     body_start: usize,
     lex: Lexer,
     fenced: bool,
-    quoted: bool,
+    quoted: Option<&'static str>,
     /// Past `max_hold`: given back as text as it comes, up to here.
     shown: Option<usize>,
 }
@@ -206,6 +226,9 @@ pub(super) struct Engine {
     markers: MarkerCache,
     /// Call markers seen in quoted text.
     pub quoted: usize,
+    /// Where they were, and why they were quoted (the first `MAX_NOTES`).
+    pub notes: Vec<Note>,
+    context: ProseContext,
     steps: u32,
     /// A run of backticks that reached the end of the text: where it starts, and how long it
     /// was then (a run that arrives a backtick at a time is measured once).
@@ -228,6 +251,8 @@ impl Engine {
             reasoning_seen: false,
             markers: MarkerCache::default(),
             quoted: 0,
+            notes: Vec::new(),
+            context: ProseContext::default(),
             steps: 0,
             run: (usize::MAX, 0),
             before_kept: (usize::MAX, 0),
@@ -252,6 +277,7 @@ impl Engine {
                 overflowed: false,
                 ..
             } => *open,
+            Mode::Quote(q) if q.held => q.open,
             _ => self.pos,
         };
         let held = self
@@ -283,7 +309,7 @@ impl Engine {
             }
             let more = match self.mode {
                 Mode::Prose => self.prose(&cx, out),
-                Mode::Quote { close, think } => self.quote(&cx, close, think, out),
+                Mode::Quote(q) => self.quote(&cx, q, out),
                 Mode::Fence { search } => self.quoted_fence(&cx, search, out),
                 Mode::Inline { .. } => self.inline(&cx, out),
                 Mode::Block(_) => self.block(&cx, out),
@@ -346,8 +372,13 @@ impl Engine {
         self.put_to = end;
         let bytes = &cx.b[start - cx.base..end - cx.base];
         self.line.advance(bytes);
-        if how.quoted {
-            self.count(cx, start, end);
+        if kind == Kind::Prose {
+            self.context.advance(bytes);
+        } else {
+            self.context.interrupt();
+        }
+        if let Some(why) = how.quoted {
+            self.count(cx, start, end, why);
         }
         // Whitespace and control characters show nothing: they are not prose.
         let prose_like = how.prose
@@ -423,7 +454,7 @@ impl Engine {
                     fmt,
                     body_start,
                     body_end,
-                    quoted: true,
+                    quoted: Some(why::FENCE),
                 },
                 ..seg
             },
@@ -432,7 +463,7 @@ impl Engine {
                 ..seg
             },
             _ => {
-                self.quoted += count_calls(cx, seg.start, seg.end);
+                self.count(cx, seg.start, seg.end, why::FENCE);
                 Seg {
                     kind: Kind::Text,
                     ..seg
@@ -441,8 +472,21 @@ impl Engine {
         }
     }
 
-    fn count(&mut self, cx: &Cx, start: usize, end: usize) {
-        self.quoted += count_calls(cx, start, end);
+    fn count(&mut self, cx: &Cx, start: usize, end: usize, why: &'static str) {
+        for at in call_markers(cx, start, end) {
+            self.note(at, why);
+        }
+    }
+
+    /// A call-like text at `at` that is not a call, and why.
+    pub(super) fn note(&mut self, at: usize, why: &'static str) {
+        self.quoted += 1;
+        if self.notes.len() < MAX_NOTES {
+            self.notes.push(Note {
+                position: at,
+                reason: why,
+            });
+        }
     }
 
     // ---- prose --------------------------------------------------------------------------------
@@ -457,10 +501,7 @@ impl Engine {
         let how = How { fenced, ..PROSE };
         match self.line {
             Line::Quote => {
-                self.mode = Mode::Quote {
-                    close: b"\n",
-                    think: false,
-                };
+                self.mode = Mode::Quote(blockquote(p));
                 return true;
             }
             Line::Start(n) => {
@@ -491,10 +532,7 @@ impl Engine {
                 if cx.byte(q) == Some(b'>') && !arrow {
                     self.put(cx, Kind::Prose, p, q, how, out);
                     self.pos = q;
-                    self.mode = Mode::Quote {
-                        close: b"\n",
-                        think: false,
-                    };
+                    self.mode = Mode::Quote(blockquote(q));
                     return true;
                 }
             }
@@ -513,6 +551,12 @@ impl Engine {
             (Some(t), _) => {
                 self.put(cx, Kind::Prose, p, t, how, out);
                 self.pos = t;
+                if self.context.in_value_string() {
+                    // Backticks in a value's string are its text.
+                    self.put(cx, Kind::Prose, t, t + 1, how, out);
+                    self.pos = t + 1;
+                    return true;
+                }
                 self.backticks(cx, out)
             }
             (None, Some((s, e, fmt))) => {
@@ -587,6 +631,34 @@ impl Engine {
 
     fn open_marker(&mut self, cx: &Cx, s: usize, e: usize, fmt: usize, out: &mut Vec<Seg>) {
         let format = &FORMATS[fmt];
+        let how = How {
+            fenced: self.in_fence(),
+            ..PROSE
+        };
+        let quoting = self.context.quoting();
+        if (format.line_start && !matches!(self.line, Line::Start(_)))
+            || (quoting.is_some() && !format.opens_a_call())
+        {
+            // Not where this marker means anything: it is text.
+            self.put(cx, Kind::Prose, s, e, how, out);
+            self.pos = e;
+            return;
+        }
+        match quoting {
+            Some(why::VALUE) => {
+                // Markup in a value's string is the value's text, read on as prose.
+                self.note(s, why::VALUE);
+                self.put(cx, Kind::Prose, s, e, how, out);
+                self.pos = e;
+                return;
+            }
+            Some(why) => {
+                let fenced = self.in_fence();
+                self.start_block(fmt, s, e - format.keep, fenced, Some(why));
+                return;
+            }
+            None => {}
+        }
         match format.body {
             Body::Strip => {
                 let how = How {
@@ -596,18 +668,20 @@ impl Engine {
                 self.put(cx, Kind::Strip, s, e, how, out);
                 self.pos = e;
             }
-            Body::Quote { think } => {
+            Body::Quote { think, why } => {
                 if think {
-                    // The markers go; the body is reasoning.
                     self.reasoning_seen = true;
-                    let how = self.quoted_how(false);
-                    self.put(cx, Kind::Strip, s, e, how, out);
-                    self.pos = e;
                 }
-                self.mode = Mode::Quote {
-                    close: format.close[0].as_bytes(),
+                self.mode = Mode::Quote(Quoting {
+                    closes: format.close,
                     think,
-                }
+                    why,
+                    open: s,
+                    body: e,
+                    held: true,
+                    search: e,
+                    mention: matches!(self.line, Line::Plain) && self.seen_prose,
+                });
             }
             Body::ReasoningEnd => {
                 let lone = !self.reasoning_seen && !self.in_fence();
@@ -633,7 +707,7 @@ impl Engine {
             }
             _ => {
                 let fenced = self.in_fence();
-                self.start_block(fmt, s, e - format.keep, fenced, false);
+                self.start_block(fmt, s, e - format.keep, fenced, None);
             }
         }
     }
@@ -647,13 +721,7 @@ impl Engine {
             return false; // the run may go on
         }
         if k < 3 {
-            self.mode = Mode::Inline {
-                open: t,
-                k,
-                search: t + k,
-                overflowed: false,
-                blank: None,
-            };
+            self.inline_at(t, k);
             return true;
         }
         if let Some(c) = &mut self.fence {
@@ -684,14 +752,19 @@ impl Engine {
         // A fence that says it holds JSON, or says nothing, is read for calls; others are code.
         let json = info == b"json" || info.is_empty();
         if info == b"tool_call" {
-            self.start_block(formats::FENCED_TOOL_CALL, t, after, false, false);
+            self.start_block(formats::FENCED_TOOL_CALL, t, after, false, None);
+            return true;
+        }
+        if !matches!(self.line, Line::Start(_)) {
+            // A fence opens a line: a run amid a line's text is an inline code span's, or text.
+            self.inline_at(t, k);
             return true;
         }
         if self.seen_prose {
             // Amid prose: a sample. A JSON one is read to its end (outside its strings) and
             // its calls counted; code is quoted up to the next run of backticks.
             if json {
-                self.start_block(formats::FENCED_JSON, t, after, false, true);
+                self.start_block(formats::FENCED_JSON, t, after, false, Some(why::FENCE));
             } else {
                 self.mode = Mode::Fence { search: t + k };
             }
@@ -704,7 +777,7 @@ impl Engine {
             forced: false,
         });
         if json {
-            self.start_block(formats::FENCED_JSON, t, after, true, false);
+            self.start_block(formats::FENCED_JSON, t, after, true, None);
             return true;
         }
         let how = How {
@@ -717,6 +790,17 @@ impl Engine {
             c.in_fence = true;
         }
         true
+    }
+
+    /// An inline code span of `k` backticks, opened at `t`.
+    fn inline_at(&mut self, t: usize, k: usize) {
+        self.mode = Mode::Inline {
+            open: t,
+            k,
+            search: t + k,
+            overflowed: false,
+            blank: None,
+        };
     }
 
     // ---- quoted text --------------------------------------------------------------------------
@@ -753,46 +837,88 @@ impl Engine {
         }
     }
 
-    fn quoted_how(&self, prose: bool) -> How {
+    fn quoted_how(&self, prose: bool, why: &'static str) -> How {
         How {
             fenced: self.in_fence(),
             prose,
-            quoted: true,
+            quoted: Some(why),
         }
     }
 
-    fn quote(&mut self, cx: &Cx, close: &'static [u8], think: bool, out: &mut Vec<Seg>) -> bool {
-        let p = self.pos;
-        let how = self.quoted_how(!think);
-        let body = if think { Kind::Reasoning } else { Kind::Text };
-        match memmem::find(&cx.b[p - cx.base..], close) {
-            Some(i) => {
-                let e = p + i + close.len();
-                if think {
-                    self.put(cx, body, p, e - close.len(), how, out);
-                    self.put(cx, Kind::Strip, e - close.len(), e, how, out);
+    /// The opener of a held quote goes out before its first text: markers of reasoning are
+    /// dropped, an echo's opener is part of its text.
+    fn release(&mut self, cx: &Cx, q: &mut Quoting, how: How, out: &mut Vec<Seg>) {
+        if q.held {
+            q.held = false;
+            if q.think {
+                self.put(cx, Kind::Strip, q.open, q.body, how, out);
+                self.pos = q.body;
+            }
+        }
+    }
+
+    fn quote(&mut self, cx: &Cx, mut q: Quoting, out: &mut Vec<Seg>) -> bool {
+        let how = self.quoted_how(!q.think, q.why);
+        let body = if q.think { Kind::Reasoning } else { Kind::Text };
+        let from = self.pos.max(q.body).max(q.search);
+        let hay = &cx.b[from - cx.base..];
+        let found = q
+            .closes
+            .iter()
+            .filter_map(|c| memmem::find(hay, c.as_bytes()).map(|i| (from + i, c.len())))
+            .min();
+        match found {
+            Some((at, len)) => {
+                self.release(cx, &mut q, how, out);
+                let p = self.pos;
+                if q.think {
+                    self.put(cx, body, p, at, how, out);
+                    self.put(cx, Kind::Strip, at, at + len, how, out);
                 } else {
-                    self.put(cx, body, p, e, how, out);
+                    self.put(cx, body, p, at + len, how, out);
                 }
-                self.pos = e;
+                self.pos = at + len;
+                self.mode = Mode::Prose;
+                true
+            }
+            None if cx.at_end && q.held && q.mention => {
+                // No closer came: the opener was only named. It is text, and so is the rest.
+                let prose = How {
+                    fenced: self.in_fence(),
+                    ..PROSE
+                };
+                self.put(cx, Kind::Prose, q.open, q.body, prose, out);
+                self.pos = q.body;
                 self.mode = Mode::Prose;
                 true
             }
             None if cx.at_end => {
+                self.release(cx, &mut q, how, out);
                 self.put_quoted_as(cx, body, cx.end(), how, out);
                 self.mode = Mode::Prose;
                 true
             }
             None => {
-                let held = prefix_len(&cx.b[p - cx.base..], close);
-                self.put_quoted_as(cx, body, cx.end() - held, how, out);
+                // A mention is held until its closer settles it, at most `max_hold` bytes.
+                let held = q
+                    .closes
+                    .iter()
+                    .map(|c| prefix_len(&cx.b[from - cx.base..], c.as_bytes()))
+                    .max()
+                    .unwrap_or(0);
+                q.search = cx.end() - held;
+                if !(q.held && q.mention) || cx.end() - q.open > self.max_hold {
+                    self.release(cx, &mut q, how, out);
+                    self.put_quoted_as(cx, body, cx.end() - held, how, out);
+                }
+                self.mode = Mode::Quote(q);
                 false
             }
         }
     }
 
     fn quoted_fence(&mut self, cx: &Cx, search: usize, out: &mut Vec<Seg>) -> bool {
-        let how = self.quoted_how(true);
+        let how = self.quoted_how(true, why::FENCE);
         let end = cx.end();
         let mut i = search;
         loop {
@@ -840,7 +966,7 @@ impl Engine {
             unreachable!()
         };
         let end = cx.end();
-        let how = self.quoted_how(true);
+        let how = self.quoted_how(true, why::INLINE_CODE);
         let (mut i, mut blank) = (search, blank);
         // Where what settles the span starts, and whether it closed the span (and where).
         let settled: Option<(usize, Option<usize>)> = loop {
@@ -935,7 +1061,7 @@ impl Engine {
         open: usize,
         body_start: usize,
         fenced: bool,
-        quoted: bool,
+        quoted: Option<&'static str>,
     ) {
         self.pos = open;
         self.mode = Mode::Block(Box::new(BlockState {
@@ -960,8 +1086,8 @@ impl Engine {
         // A quoted fence is a sample amid prose, and counts as prose; a block does not.
         let how = How {
             fenced,
-            prose: quoted,
-            quoted: false,
+            prose: quoted.is_some(),
+            quoted: None,
         };
         match lexed {
             Lexed::More => true,
@@ -1009,14 +1135,28 @@ impl Engine {
     }
 }
 
-/// The call markers wholly inside `[start, end)`. A piece of quoted text never ends inside a
-/// marker (an end that may start one is held back), so the pieces of a quote count what the
-/// whole of it would.
-fn count_calls(cx: &Cx, start: usize, end: usize) -> usize {
+/// Where the call markers wholly inside `[start, end)` start. A piece of quoted text never
+/// ends inside a marker (an end that may start one is held back), so the pieces of a quote
+/// find what the whole of it would.
+fn call_markers<'a>(cx: &'a Cx, start: usize, end: usize) -> impl Iterator<Item = usize> + 'a {
     formats::table()
         .calls
         .find_iter(&cx.b[start - cx.base..end - cx.base])
-        .count()
+        .map(move |m| start + m.start())
+}
+
+/// A blockquote's line, from `at`.
+fn blockquote(at: usize) -> Quoting {
+    Quoting {
+        closes: BLOCKQUOTE_LINE,
+        think: false,
+        why: why::BLOCKQUOTE,
+        open: at,
+        body: at,
+        held: false,
+        search: at,
+        mention: false,
+    }
 }
 
 fn as_text(seg: Seg) -> Seg {

@@ -41,7 +41,7 @@ pub(super) enum Body {
     /// reasoning goes out as reasoning, never text, its markers dropped. Reasoning is not part
     /// of the answer, so it does not stop a fenced call from being the whole reply; an echoed
     /// result does.
-    Quote { think: bool },
+    Quote { think: bool, why: &'static str },
     /// A reasoning block's closer met with no opener before it: the reply began inside the
     /// block (the chat template opened it in the prompt), so everything before it was
     /// reasoning. After an opener or a first closer, a closer is only dropped.
@@ -58,6 +58,8 @@ pub(super) struct Format {
     pub body: Body,
     /// How many bytes at the end of the marker belong to the body (`functools[` opens a list).
     pub keep: usize,
+    /// A marker only at a line's start (after up to three spaces); elsewhere it is text.
+    pub line_start: bool,
 }
 
 const fn format(
@@ -72,12 +74,24 @@ const fn format(
         close,
         body,
         keep: 0,
+        line_start: false,
     }
 }
 
 const MARKED: Body = Body::Calls(Context::Marked);
-const QUOTE: Body = Body::Quote { think: false };
-const THINK: Body = Body::Quote { think: true };
+use super::context::why;
+const QUOTE: Body = Body::Quote {
+    think: false,
+    why: why::TOOL_RESULT,
+};
+const THINK: Body = Body::Quote {
+    think: true,
+    why: why::THINKING,
+};
+const MARKUP: Body = Body::Quote {
+    think: false,
+    why: why::MARKUP,
+};
 const DEEPSEEK_END: &[&str] = &["<｜tool▁call▁end｜>", "<|tool▁call▁end|>"];
 
 /// The marker of a fence whose language says it holds a call, and of one that holds JSON.
@@ -243,6 +257,42 @@ pub(super) static FORMATS: &[Format] = &[
         QUOTE,
     ),
     format("gpt_oss", "<|start|>functions.", &["<|end|>"], QUOTE),
+    format(
+        "tool_result",
+        "<function_results>",
+        &["</function_results>"],
+        QUOTE,
+    ),
+    // Markup that shows text rather than says it: comments, code, preformatted text.
+    format("markup", "<!--", &["-->"], MARKUP),
+    format("markup", "<code>", &["</code>"], MARKUP),
+    format("markup", "<pre>", &["</pre>"], MARKUP),
+    // A ReAct observation echoes a tool's result, up to the agent's next step.
+    Format {
+        line_start: true,
+        ..format(
+            "react",
+            "Observation:",
+            &["\nThought:", "\nAction:", "\nFinal Answer:", "\n\n"],
+            Body::Quote {
+                think: false,
+                why: why::OBSERVATION,
+            },
+        )
+    },
+    // A tilde fence is a sample, like a code fence amid prose.
+    Format {
+        line_start: true,
+        ..format(
+            "tilde_fence",
+            "~~~",
+            &["\n~~~"],
+            Body::Quote {
+                think: false,
+                why: why::FENCE,
+            },
+        )
+    },
 ];
 
 /// The written forms outside any marker, named like formats: JSON call objects in prose (or
@@ -579,7 +629,7 @@ fn read_body(
             if let Some(calls) = builtin_call(lead, start + body.len() - lead.len(), content, fmt) {
                 return Some(calls);
             }
-            if let Some(call) = arg_key_call(body, fmt.name) {
+            if let Some(call) = arg_key_call(body, start, fmt.name) {
                 return Some(vec![call]);
             }
             JsonCalls {
@@ -663,25 +713,31 @@ fn read_body(
             let rest = body[gt + 1..].trim_start();
             if rest.starts_with("<parameter=") {
                 let mut call = named(name, end, end);
-                let (arguments, untyped) = parameter_tags_as_json(rest);
-                call.arguments = Some(arguments);
-                call.untyped = untyped;
+                let rest_at = end - rest.len();
+                call.arguments = Some(rest.to_string());
+                tags_to_call(&mut call, parameter_tags(rest), rest_at);
                 vec![call]
             } else {
                 vec![named(name, start + gt + 1, end)]
             }
         }
         Body::Pythonic => pythonic_calls(content, start, end, fmt.name),
-        Body::Invoke => invoke_calls(body)
-            .into_iter()
-            .map(|(name, tags)| {
-                let mut call = named(name, end, end);
-                let (arguments, untyped) = tags_as_json(tags);
-                call.arguments = Some(arguments);
-                call.untyped = untyped;
-                call
-            })
-            .collect(),
+        Body::Invoke => match invoke_calls(body) {
+            Ok(calls) => calls
+                .into_iter()
+                .map(|(name, tags_at, tags)| {
+                    let mut call = named(name, end, end);
+                    call.arguments = Some(body[tags_at..].to_string());
+                    tags_to_call(&mut call, tags, start + tags_at);
+                    call
+                })
+                .collect(),
+            Err(i) => {
+                let mut call = named("", start, end);
+                tags_to_call(&mut call, Err(i), start);
+                vec![call]
+            }
+        },
         Body::Arrow => {
             let (name, rest) = body.split_once('\n')?;
             let name = name.trim();
@@ -732,29 +788,70 @@ fn mistral_list_after_junk(body: &str) -> Option<usize> {
     (!named && junk.len() <= 32 && body[at + 1..].trim_start().starts_with('{')).then_some(at)
 }
 
-/// The `(key, raw value)` pairs of `<parameter=K>V</parameter>` (Qwen3-Coder) or
-/// `<parameter name="K">V</parameter>` (MiniMax) tags. A value ends at its `</parameter>` or at
-/// the next `<parameter`; both are found in one pass each.
-fn parameter_tags(text: &str) -> Vec<(&str, &str)> {
-    let mut pairs = Vec::new();
-    let opens: Vec<usize> = memchr::memmem::find_iter(text.as_bytes(), "<parameter")
-        .filter(|&at| matches!(text.as_bytes().get(at + 10), Some(b'=' | b' ' | b'\t')))
+/// Where a tag format's arguments cannot be told apart from markup written in a value: the
+/// byte (in the text read) of a parameter given twice, or of a closer that closes no value.
+/// Either means a value held the format's own tags (or a tag is missing): reading on would
+/// let the value's text choose the arguments, so the call is refused (TLP-004).
+type Ambiguous = usize;
+
+/// One `<parameter ...>V</parameter>` tag: its key and where its value stands in the text.
+struct Tag<'a> {
+    key: &'a str,
+    value: std::ops::Range<usize>,
+}
+
+/// The `<parameter=K>V</parameter>` (Qwen3-Coder) or `<parameter name="K">V</parameter>`
+/// (MiniMax) tags of `text`, in one pass each over opens and closes. A value ends at its
+/// `</parameter>`, or at the next `<parameter` when its closer is missing; a value that holds
+/// other formats' markup (`<tool_call>`, `<invoke`) is read whole. A key given twice, or a
+/// `</parameter>` that closes no value, is `Err` (see `Ambiguous`).
+fn parameter_spans(text: &str) -> Result<Vec<Tag<'_>>, Ambiguous> {
+    let bytes = text.as_bytes();
+    let opens: Vec<usize> = memchr::memmem::find_iter(bytes, "<parameter")
+        .filter(|&at| matches!(bytes.get(at + 10), Some(b'=' | b' ' | b'\t')))
         .collect();
-    let mut closes = memchr::memmem::find_iter(text.as_bytes(), "</parameter>").peekable();
+    let mut closes = memchr::memmem::find_iter(bytes, "</parameter>").peekable();
+    let mut tags: Vec<Tag<'_>> = Vec::new();
+    let mut keys = std::collections::HashSet::new();
+    // The close that ended the last value: any other close before the next value is stray.
+    let mut used: Option<usize> = None;
     for (n, &at) in opens.iter().enumerate() {
+        if let Some(&c) = closes.peek() {
+            if c < at && Some(c) != used {
+                return Err(c);
+            }
+        }
         let after = &text[at + "<parameter".len()..];
         let Some(gt) = after.find('>') else { break };
         let key = after[..gt].trim_start();
         let key = key.strip_prefix("name").map_or(key, str::trim_start);
         let key = key.strip_prefix('=').unwrap_or(key);
         let key = key.trim().trim_matches(|c| c == '"' || c == '\'');
+        if !keys.insert(key) {
+            return Err(at);
+        }
         let value_from = at + "<parameter".len() + gt + 1;
-        while closes.next_if(|&c| c < value_from).is_some() {}
+        while let Some(c) = closes.next_if(|&c| c < value_from) {
+            if Some(c) != used {
+                return Err(c);
+            }
+        }
         let next_open = opens.get(n + 1).copied().unwrap_or(text.len());
-        let value_end = closes.peek().copied().unwrap_or(text.len()).min(next_open);
-        pairs.push((key, &text[value_from..value_end.max(value_from)]));
+        let close = closes.peek().copied().filter(|&c| c < next_open);
+        used = close;
+        if close.is_some() {
+            closes.next();
+        }
+        let value_end = close.unwrap_or(next_open.min(text.len()));
+        tags.push(Tag {
+            key,
+            value: value_from..value_end.max(value_from),
+        });
     }
-    pairs
+    match closes.next() {
+        Some(c) => Err(c),
+        None => Ok(tags),
+    }
 }
 
 /// Tag pairs as a JSON object: a value that is itself JSON (a number, true, a list) is kept as
@@ -777,70 +874,138 @@ fn tags_as_json(pairs: Vec<(&str, &str)>) -> (String, Vec<(String, String)>) {
     (Value::Object(object).to_string(), untyped)
 }
 
-/// `<parameter=path>\na.txt\n</parameter>` pairs as a JSON object (see `tags_as_json`).
-fn parameter_tags_as_json(text: &str) -> (String, Vec<(String, String)>) {
-    tags_as_json(parameter_tags(text))
+/// The arguments of a tag format's call, as JSON (see `tags_as_json`), or the error that
+/// refuses them: `text` starts at byte `at` of the content.
+fn tags_to_call(call: &mut FoundCall, tags: Result<Vec<(&str, &str)>, Ambiguous>, at: usize) {
+    match tags {
+        Ok(pairs) => {
+            let (arguments, untyped) = tags_as_json(pairs);
+            call.arguments = Some(arguments);
+            call.untyped = untyped;
+        }
+        Err(i) => {
+            call.error = Some(crate::Error::unexpected(
+                at + i,
+                "each parameter once and a closer only after its value (a value holding the \
+                 call's own parameter tags cannot be told from them)",
+                Some('<'),
+            ));
+        }
+    }
 }
 
-/// MiniMax's `<invoke name="NAME">` blocks: each name with its parameter tags. A block ends at
-/// its `</invoke>` or at the next `<invoke`.
-fn invoke_calls(body: &str) -> Vec<(&str, Vec<(&str, &str)>)> {
-    let opens: Vec<usize> = memchr::memmem::find_iter(body.as_bytes(), "<invoke").collect();
+/// `<parameter=path>\na.txt\n</parameter>` pairs (see `parameter_spans`).
+fn parameter_tags(text: &str) -> Result<Vec<(&str, &str)>, Ambiguous> {
+    Ok(parameter_spans(text)?
+        .into_iter()
+        .map(|t| (t.key, &text[t.value]))
+        .collect())
+}
+
+/// MiniMax's `<invoke name="NAME">` blocks: each name, where its tags start in `body`, and its
+/// parameter tags. A block ends at its `</invoke>` or at the next `<invoke`; both count only
+/// outside parameter values, so a value that holds an `<invoke` is read whole.
+#[allow(clippy::type_complexity)]
+fn invoke_calls(
+    body: &str,
+) -> Result<Vec<(&str, usize, Result<Vec<(&str, &str)>, Ambiguous>)>, Ambiguous> {
+    let values: Vec<std::ops::Range<usize>> = parameter_spans(body)?
+        .into_iter()
+        .map(|t| t.value)
+        .collect();
+    let outside = |at: &usize| {
+        let i = values.partition_point(|v| v.end <= *at);
+        values.get(i).is_none_or(|v| *at < v.start)
+    };
+    let opens: Vec<usize> = memchr::memmem::find_iter(body.as_bytes(), "<invoke")
+        .filter(outside)
+        .collect();
+    let ends: Vec<usize> = memchr::memmem::find_iter(body.as_bytes(), "</invoke>")
+        .filter(outside)
+        .collect();
     let mut calls = Vec::new();
     for (n, &at) in opens.iter().enumerate() {
         let next = opens.get(n + 1).copied().unwrap_or(body.len());
-        let block = &body[at + "<invoke".len()..next];
-        let block = block.find("</invoke>").map_or(block, |i| &block[..i]);
+        let stop = ends
+            .get(ends.partition_point(|&e| e < at))
+            .copied()
+            .filter(|&e| e < next)
+            .unwrap_or(next);
+        let from = at + "<invoke".len();
+        let block = &body[from..stop];
         let Some(gt) = block.find('>') else { continue };
         let name = block[..gt].trim_start();
         let name = name.strip_prefix("name").map_or(name, str::trim_start);
         let name = name.strip_prefix('=').unwrap_or(name);
         let name = name.trim().trim_matches(|c| c == '"' || c == '\'');
-        calls.push((name, parameter_tags(&block[gt + 1..])));
+        let tags_at = from + gt + 1;
+        calls.push((name, tags_at, parameter_tags(&body[tags_at..stop])));
     }
-    calls
+    Ok(calls)
 }
 
 /// GLM 4.5+: `NAME<arg_key>K</arg_key><arg_value>V</arg_value>...` inside `<tool_call>`. None
-/// when the body holds no `<arg_key>` before any JSON.
-fn arg_key_call(body: &str, format: &'static str) -> Option<FoundCall> {
+/// when the body holds no `<arg_key>` before any JSON. A value ends at its `</arg_value>` (or
+/// the next `<arg_key>` when that is missing); a key given twice or a stray `</arg_value>` is
+/// refused (see `Ambiguous`).
+fn arg_key_call(body: &str, at: usize, format: &'static str) -> Option<FoundCall> {
     let first = body.find("<arg_key>")?;
     let name = body[..first].trim();
     if name.is_empty() || name.contains(['{', '[', '<', '"']) {
         return None;
     }
     let mut pairs = Vec::new();
-    let mut rest = &body[first..];
-    while let Some(k) = rest.find("<arg_key>") {
-        let after = &rest[k + "<arg_key>".len()..];
-        let Some(k_end) = after.find("</arg_key>") else {
+    let mut keys = std::collections::HashSet::new();
+    let mut ambiguous = None;
+    let mut from = first;
+    while let Some(k) = body[from..].find("<arg_key>").map(|k| from + k) {
+        if let Some(stray) = body[from..k].find("</arg_value>") {
+            ambiguous = Some(from + stray);
+            break;
+        }
+        let key_from = k + "<arg_key>".len();
+        let Some(k_end) = body[key_from..].find("</arg_key>").map(|e| key_from + e) else {
             break;
         };
-        let key = after[..k_end].trim();
-        let after = &after[k_end + "</arg_key>".len()..];
-        let Some(v) = after.find("<arg_value>") else {
+        let key = body[key_from..k_end].trim();
+        if !keys.insert(key) {
+            ambiguous = Some(k);
+            break;
+        }
+        let after = k_end + "</arg_key>".len();
+        let Some(v) = body[after..].find("<arg_value>").map(|v| after + v) else {
             break;
         };
-        let value = &after[v + "<arg_value>".len()..];
-        let v_end = value
-            .find("</arg_value>")
-            .or_else(|| value.find("<arg_key>"))
-            .unwrap_or(value.len());
-        pairs.push((key, &value[..v_end]));
-        rest = &value[v_end..];
+        let value_from = v + "<arg_value>".len();
+        let rest = &body[value_from..];
+        let (v_len, closed) = match (rest.find("</arg_value>"), rest.find("<arg_key>")) {
+            (Some(c), Some(o)) if o < c => (o, false),
+            (Some(c), _) => (c, true),
+            (None, Some(o)) => (o, false),
+            (None, None) => (rest.len(), false),
+        };
+        pairs.push((key, &rest[..v_len]));
+        from = value_from + v_len + if closed { "</arg_value>".len() } else { 0 };
     }
-    let (arguments, untyped) = tags_as_json(pairs);
-    Some(FoundCall {
+    if ambiguous.is_none() {
+        ambiguous = body[from..].find("</arg_value>").map(|s| from + s);
+    }
+    let mut call = FoundCall {
         name: Some(name.to_string()),
-        arguments: Some(arguments),
+        arguments: None,
         id: None,
         position: 0,
         format,
         repairs: Vec::new(),
         error: None,
         cut: false,
-        untyped,
-    })
+        untyped: Vec::new(),
+    };
+    tags_to_call(&mut call, ambiguous.map_or(Ok(pairs), Err), at);
+    if call.error.is_some() {
+        call.arguments = Some(body[first..].to_string());
+    }
+    Some(call)
 }
 
 /// Llama 3.1's built-in tools after `<|python_tag|>`: `brave_search.call(query="x")` is the

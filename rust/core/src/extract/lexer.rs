@@ -59,6 +59,9 @@ pub(super) struct Lexer {
     quote: u8,
     /// Inside `<parameter=...>` up to `</parameter>`.
     param: bool,
+    /// Inside GLM's `<arg_value>` up to `</arg_value>` (or the next `<arg_key>`, its closer
+    /// missing): raw text, like a parameter's value.
+    arg_value: bool,
     depth: u32,
     /// A value may start here: a single quote opens a string.
     may_start: bool,
@@ -70,6 +73,11 @@ pub(super) struct Lexer {
     /// close is looked for once, not from every `<parameter=`.
     param_close: Result<usize, usize>,
 }
+
+/// GLM's raw values.
+const ARG_VALUE_OPEN: &[u8] = b"<arg_value>";
+const ARG_VALUE_CLOSE: &[u8] = b"</arg_value>";
+const ARG_KEY_OPEN: &[u8] = b"<arg_key>";
 
 /// `<parameter=K>` (Qwen3-Coder) or `<parameter name="K">` (MiniMax): the value is raw text.
 const PARAM_OPEN: &[u8] = b"<parameter";
@@ -106,6 +114,7 @@ impl Lexer {
             pos,
             quote: 0,
             param: false,
+            arg_value: false,
             depth: 0,
             may_start: true,
             after: None,
@@ -164,6 +173,25 @@ impl Lexer {
                 }
                 continue;
             }
+            if self.arg_value {
+                let hay = &cx.b[i - cx.base..];
+                let close = memmem::find(hay, ARG_VALUE_CLOSE).map(|j| j + ARG_VALUE_CLOSE.len());
+                let next_key = memmem::find(hay, ARG_KEY_OPEN);
+                match (close, next_key) {
+                    (Some(c), Some(k)) if k < c => self.pos = i + k,
+                    (Some(c), _) => self.pos = i + c,
+                    (None, Some(k)) => self.pos = i + k,
+                    (None, None) if cx.at_end => self.pos = end,
+                    (None, None) => {
+                        let held =
+                            prefix_len(hay, ARG_VALUE_CLOSE).max(prefix_len(hay, ARG_KEY_OPEN));
+                        self.pos = end - held;
+                        return Lexed::Wait;
+                    }
+                }
+                self.arg_value = false;
+                continue;
+            }
             if let Some((value_end, junk_end)) = self.after {
                 match self.after_value(cx, stops, value_end, junk_end) {
                     Some(lexed) => return lexed,
@@ -196,7 +224,13 @@ impl Lexer {
                     self.pos = i + PARAM_OPEN.len();
                     continue;
                 }
-                if !cx.at_end && rest.len() <= PARAM_OPEN.len() && PARAM_OPEN.starts_with(rest) {
+                if rest.starts_with(ARG_VALUE_OPEN) {
+                    self.arg_value = true;
+                    self.pos = i + ARG_VALUE_OPEN.len();
+                    continue;
+                }
+                let partial = |open: &[u8]| rest.len() <= open.len() && open.starts_with(rest);
+                if !cx.at_end && (partial(PARAM_OPEN) || partial(ARG_VALUE_OPEN)) {
                     return Lexed::Wait;
                 }
             }

@@ -12,6 +12,7 @@
 //! The modules depend one way: `engine` on `formats` (the table) and `lexer`; `formats` on
 //! `lexer` and `shape`; `lexer` on none of them.
 
+mod context;
 mod engine;
 mod formats;
 mod lexer;
@@ -59,6 +60,14 @@ pub struct FoundCall {
     pub untyped: Vec<(String, String)>,
 }
 
+/// Text that looked like a call and was not taken as one: where it starts in the content and
+/// why (one of `context::why`'s reasons). A note never makes a reading fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub position: usize,
+    pub reason: &'static str,
+}
+
 /// The calls found in a reply's text and the text with them cut out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TextCalls {
@@ -70,6 +79,8 @@ pub struct TextCalls {
     /// Calls that stood where the model only quotes (see `QUOTING`), left in the text: the
     /// calls a quoted fence or block would have made, and the call markers in other quoted text.
     pub quoted: usize,
+    /// Where those stood and why they were not taken (the first 64), in the order found.
+    pub notes: Vec<Note>,
 }
 
 /// Checks a tool name in the order of the pipeline under the default rule: empty (TLP-002),
@@ -92,7 +103,7 @@ pub fn reasoning_markers() -> impl Iterator<Item = &'static str> {
         .filter(|f| {
             matches!(
                 f.body,
-                formats::Body::Quote { think: true } | formats::Body::ReasoningEnd
+                formats::Body::Quote { think: true, .. } | formats::Body::ReasoningEnd
             )
         })
         .map(|f| f.open)
@@ -117,8 +128,20 @@ pub fn text_calls_in(
     is_tool: Option<&dyn Fn(&str) -> bool>,
     formats: Formats,
 ) -> TextCalls {
+    read_text(content, limits, is_tool, formats, usize::MAX)
+}
+
+/// [`text_calls_in`], giving back as text what a stream would (a block or a held stretch
+/// longer than `max_hold`).
+fn read_text(
+    content: &str,
+    limits: &Limits,
+    is_tool: Option<&dyn Fn(&str) -> bool>,
+    formats: Formats,
+    max_hold: usize,
+) -> TextCalls {
     let clock = Clock::new(limits);
-    let mut engine = Engine::new(usize::MAX);
+    let mut engine = Engine::new(max_hold);
     let mut segs = Vec::new();
     engine.step(content, 0, true, &clock, &mut segs);
     let mut out = Output {
@@ -128,6 +151,7 @@ pub fn text_calls_in(
         is_tool,
         result: TextCalls {
             quoted: engine.quoted,
+            notes: std::mem::take(&mut engine.notes),
             ..TextCalls::default()
         },
         timed_out: false,
@@ -265,11 +289,12 @@ impl Output<'_> {
                 self.result.text.clear();
                 self.result.reasoning = self.content[..seg.start].to_string();
                 // Counted as quoted markers are: JSON in bare prose is not counted.
-                let marked = self.result.calls.iter();
-                self.result.quoted += marked
-                    .filter(|c| !matches!(c.format, BARE_JSON | PYTHONIC | ANY_JSON))
-                    .count();
-                self.result.calls.clear();
+                let calls = std::mem::take(&mut self.result.calls);
+                for call in calls {
+                    if !matches!(call.format, BARE_JSON | PYTHONIC | ANY_JSON) {
+                        self.note(call.position, context::why::BEFORE_LONE_CLOSER);
+                    }
+                }
             }
             Kind::Timeout => self.time_out(seg.start),
             Kind::Block { .. } if self.timed_out || self.clock.expired() => {
@@ -294,16 +319,51 @@ impl Output<'_> {
                     body_end - seg.start,
                     &limits,
                 );
+                let quoted = match (quoted, &calls) {
+                    (Some(context::why::FENCE), Some(calls)) if fmt == formats::FENCED_JSON => {
+                        self.fence_amid_prose(seg, calls)
+                    }
+                    _ => quoted,
+                };
                 match calls {
-                    Some(calls) if !quoted => self.result.calls.extend(calls),
+                    Some(calls) if quoted.is_none() => self.result.calls.extend(calls),
                     Some(calls) => {
-                        self.result.quoted += calls.len();
+                        for call in &calls {
+                            self.note(call.position, quoted.unwrap_or_default());
+                        }
                         self.result.text.push_str(text);
                     }
                     None => self.result.text.push_str(text),
                 }
             }
         }
+    }
+
+    fn note(&mut self, position: usize, reason: &'static str) {
+        self.result.quoted += 1;
+        if self.result.notes.len() < 64 {
+            self.result.notes.push(Note { position, reason });
+        }
+    }
+
+    /// A JSON fence amid prose is a sample, unless it is the reply's call: it names registered
+    /// tools, nothing but a short closing line follows it, and the line before it does not
+    /// introduce an example. None when it is the call, else why it is not.
+    fn fence_amid_prose(&self, seg: &Seg, calls: &[FoundCall]) -> Option<&'static str> {
+        use context::why;
+        let known = self.is_tool.is_some() && calls.iter().all(|c| names_a_tool(c, self.is_tool));
+        if !known {
+            return Some(why::UNKNOWN);
+        }
+        if !closing_remark(&self.content[seg.end..]) {
+            return Some(why::NOT_LAST);
+        }
+        let before = self.content[..seg.start].trim_end();
+        let line = before.rsplit('\n').next().unwrap_or(before);
+        if introduces_an_example(line) {
+            return Some(why::EXAMPLE);
+        }
+        None
     }
 
     fn time_out(&mut self, position: usize) {
@@ -382,6 +442,47 @@ impl Output<'_> {
     }
 }
 
+/// What may follow the reply's call: nothing, or a short closing line ("Let me know if you
+/// need more."), with no code, bracket or markup that could be another block.
+fn closing_remark(after: &str) -> bool {
+    let after = after.trim();
+    after.len() <= 240
+        && after.lines().count() <= 2
+        && !after.contains(['`', '{', '[', '<', '~', '|'])
+}
+
+/// The line before a fence introduces it as an example (`For example, you could call:`).
+fn introduces_an_example(line: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "example",
+        "e.g.",
+        "for instance",
+        "such as",
+        "like this",
+        "like so",
+        "would look",
+        "could call",
+        "could use",
+        "can call",
+        "can use",
+        "might call",
+        "might look",
+        "format",
+        "syntax",
+        "sample",
+        "template",
+        "schema",
+        "looks like",
+        "how to",
+        "here's how",
+        "here is how",
+        "would be",
+        "should look",
+    ];
+    let line = line.to_ascii_lowercase();
+    WORDS.iter().any(|w| line.contains(w))
+}
+
 fn flush_text(text: &mut String, events: &mut Vec<TextEvent>) {
     if !text.is_empty() {
         events.push(TextEvent::Text(std::mem::take(text)));
@@ -440,8 +541,11 @@ pub struct TextCallParser {
     /// `limits.max_size`, past which a whole reply is refused anyway, or when no such format
     /// is taken).
     fed: Option<String>,
-    /// Text with a `{` or `[` in it was handed out: only then may it hold such calls.
+    /// Text with a `{`, `[`, `<`, `>` or a backtick in it was handed out (as text or
+    /// reasoning): only then may it hold calls the whole text shows.
     bracket_shown: bool,
+    /// Where the calls handed out so far start.
+    emitted: std::collections::HashSet<usize>,
 }
 
 /// What a stream holds while a lone reasoning closer may still come.
@@ -471,6 +575,7 @@ impl TextCallParser {
             unsettled: Some(Unsettled::default()),
             fed: None,
             bracket_shown: false,
+            emitted: Default::default(),
         };
         parser.reset();
         parser
@@ -513,15 +618,18 @@ impl TextCallParser {
     pub fn finish(&mut self, is_tool: Option<&dyn Fn(&str) -> bool>) -> Vec<TextEvent> {
         let mut events = self.run(true);
         let fed = self.fed.take().filter(|_| self.bracket_shown);
+        let emitted = std::mem::take(&mut self.emitted);
         let quoted = self.quoted();
         self.reset();
         self.quoted_calls = quoted;
         if let Some(fed) = fed {
-            let whole = text_calls_in(&fed, &self.limits, is_tool, self.formats);
+            let whole = read_text(&fed, &self.limits, is_tool, self.formats, self.max_buffer);
+            // The calls only the whole text shows: written without a marker, a fence that
+            // was the reply's last block, a marker after an opener that was only named.
             let unmarked: Vec<FoundCall> = whole
                 .calls
                 .into_iter()
-                .filter(|c| matches!(c.format, BARE_JSON | PYTHONIC | ANY_JSON))
+                .filter(|c| !emitted.contains(&c.position))
                 .collect();
             if !unmarked.is_empty() {
                 events.push(TextEvent::CallsInText {
@@ -540,12 +648,9 @@ impl TextCallParser {
         self.engine = Engine::new(self.max_buffer);
         self.quoted_calls = 0;
         self.unsettled = Some(Unsettled::default());
-        let unmarked = [BARE_JSON, PYTHONIC, ANY_JSON];
-        self.fed = unmarked
-            .iter()
-            .any(|f| self.formats.takes(f))
-            .then(String::new);
+        self.fed = Some(String::new());
         self.bracket_shown = false;
+        self.emitted.clear();
     }
 
     /// Calls seen where the model only quotes (see `TextCalls::quoted`), since `new` or
@@ -620,7 +725,7 @@ impl TextCallParser {
                         &limits,
                     );
                     match calls {
-                        Some(calls) if !quoted => calls,
+                        Some(calls) if quoted.is_none() => calls,
                         found => {
                             self.quoted_calls += found.map_or(0, |c| c.len());
                             text.push_str(piece);
@@ -641,15 +746,24 @@ impl TextCallParser {
             events.push(TextEvent::Calls(calls));
         }
         flush_text(&mut text, &mut events);
+        let telling = |t: &str| {
+            t.bytes()
+                .any(|b| matches!(b, b'{' | b'[' | b'<' | b'>' | b'`'))
+        };
         self.bracket_shown = self.bracket_shown
-            || events.iter().any(|e| {
-                matches!(e, TextEvent::Text(t) if memchr::memchr2(b'{', b'[', t.as_bytes()).is_some())
-            });
+            || events
+                .iter()
+                .any(|e| matches!(e, TextEvent::Text(t) | TextEvent::Reasoning(t) if telling(t)));
         // An opener settled it (a closer after it is no lone closer), or the text ended: the
         // calls held are the reply's.
         if at_end || self.engine.reasoning_seen {
             if let Some(u) = self.unsettled.take() {
                 events.extend(u.blocks.into_iter().map(TextEvent::Calls));
+            }
+        }
+        for e in &events {
+            if let TextEvent::Calls(calls) = e {
+                self.emitted.extend(calls.iter().map(|c| c.position));
             }
         }
         // Drop what is no longer needed, once it is most of the buffer (amortised: each byte
