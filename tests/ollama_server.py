@@ -98,7 +98,8 @@ class ScriptedOllama:
                 length = int(self.headers.get("content-length", 0))
                 payload = json.loads(self.rfile.read(length) or b"null")
                 with outer._lock:
-                    outer.requests.append({"path": self.path, "json": payload})
+                    headers = {k.lower(): v for k, v in self.headers.items()}
+                    outer.requests.append({"path": self.path, "json": payload, "headers": headers})
                     if callable(outer.script):
                         reply = outer.script(payload)
                     else:
@@ -136,6 +137,8 @@ class ScriptedOllama:
                 try:
                     self.send_response(reply.status)
                     self.send_header("content-type", reply.content_type or "application/x-ndjson")
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
                     self.end_headers()
                     data = b"".join(line if isinstance(line, bytes) else json.dumps(line).encode() + b"\n" for line in reply.lines or [])
                     if reply.write_size:

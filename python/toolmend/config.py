@@ -82,8 +82,9 @@ class RetryConfig:
     breaker_reset_s: float = 30.0
     #: Connections the client keeps to the server at most (chats beyond it wait for one).
     max_connections: int = 100
-    #: Largest reply body read, in bytes (a streamed reply: all its lines together); past it the chat fails
-    #: with ModelHTTPError code TLP-007 instead of buffering without end.
+    #: Largest reply body read, in bytes (a streamed reply: all its lines together), as sent and as decoded
+    #: (every layer of a compressed reply); past it the chat fails with ModelHTTPError code TLP-007 instead of
+    #: buffering without end.
     max_response_bytes: int = 16 * 1_048_576
     #: A JSON-lines file that gets one line per attempt (no argument values); None: no audit.
     audit_path: str | None = None

@@ -31,7 +31,8 @@ from toolmend.client.events import (
     ToolCallFailed,
     ToolCallStarted,
 )
-from toolmend.client.exchange import Reply, ReplyTooLarge, json_or_none, left, within
+from toolmend.client.decoding import ACCEPT_ENCODING, UnreadableReply
+from toolmend.client.exchange import Reply, json_or_none, left, within
 from toolmend.client.history import Form, well_formed
 from toolmend.client.ledger import AuditLog, Stats
 from toolmend.client.limits import repair_limits
@@ -92,7 +93,10 @@ class Engine:
         http = http_client or httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport, limits=pool)
         # Relative to our own client's base URL; absolute for a client the caller brought.
         url = self._path if self._own_client else f"{base_url}{self._path}"
-        sent_headers = {"content-type": "application/json", **(headers or {})}
+        # Accept-Encoding names only what the client decodes within max_response_bytes (client.decoding): httpx
+        # would ask for br and zstd too when their packages are installed, and a caller's value cannot widen it.
+        sent_headers = {k: v for k, v in (headers or {}).items() if k.lower() != "accept-encoding"}
+        sent_headers = {"content-type": "application/json", **sent_headers, "accept-encoding": ACCEPT_ENCODING}
         self._transport = Transport(http, url, sent_headers, cfg, self._read_stream)
         self._sleep = sleep
         self._breaker = CircuitBreaker(cfg.breaker_threshold, cfg.breaker_reset_s, clock)
@@ -268,8 +272,8 @@ class Engine:
             else:
                 # Nothing is handed out while a reply is read whole: one timeout scope covers it all.
                 await within(self._transport.exchange(content, reply, turn.deadline), left(turn.deadline))
-        except ReplyTooLarge as e:
-            reply.too_large = e
+        except UnreadableReply as e:
+            reply.unreadable = e
         except (asyncio.TimeoutError, TimeoutError):
             reply.failure = "timeout (the chat deadline or the wait for the next piece of the reply passed)"
         except httpx.TimeoutException as e:
@@ -278,7 +282,7 @@ class Engine:
             reply.failure = f"connection failed ({type(e).__name__}: {e})"
         finally:
             reply.assembly.release()
-        if reply.whole and reply.too_large is None and reply.failure is None:
+        if reply.whole and reply.unreadable is None and reply.failure is None:
             if reply.status == 200 and not reply.body.strip():
                 reply.failure = "an empty reply"
             else:

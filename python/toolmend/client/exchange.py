@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, Awaitable, TypeVar
 
@@ -15,6 +16,7 @@ import orjson
 from toolmend import _core
 from toolmend._log import loggable
 from toolmend.client.assembly import Assembly
+from toolmend.client.decoding import Decoder, ReplyTooLarge, UnreadableReply
 from toolmend.client.ledger import Usage
 from toolmend.errors import ModelHTTPError
 from toolmend._states import Code
@@ -38,7 +40,8 @@ class Reply:
     failure: str | None = None
     #: The server's error message (an error object in the body or on a streamed line).
     error_text: str | None = None
-    too_large: ReplyTooLarge | None = None
+    #: Why reading stopped: over the size cap, or an encoding not decoded (its error ends the chat).
+    unreadable: UnreadableReply | None = None
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     #: A streamed reply reached its end (done, finish_reason or [DONE]).
@@ -72,21 +75,24 @@ def left(deadline: float) -> float:
     return max(0.001, deadline - time.monotonic())
 
 
-class ReplyTooLarge(Exception):
-    """A reply body passed ``max_response_bytes``; raised while reading, before it is all buffered."""
-
-    def __init__(self, size: int, limit: int, status: int | None) -> None:
-        super().__init__(size, limit)
-        self.size = size
-        self.limit = limit
-        self.status = status
-
-    def error(self) -> ModelHTTPError:
-        return ModelHTTPError(
-            f"the reply is over the size limit: {self.size} bytes read, max_response_bytes is {self.limit}",
-            status=self.status,
-            code=Code.TOO_LARGE,
-        )
+async def decoded(response: httpx.Response, limit: int) -> AsyncGenerator[bytes, None]:
+    """The body as the server meant it: its raw bytes decoded here (never by httpx, which inflates a chunk whole),
+    held to ``limit`` as sent and as decoded (ReplyTooLarge); an encoding not decoded is an UndecodableReply."""
+    if response.is_stream_consumed:
+        # Read whole before it reached us (a response made in memory, as httpx.MockTransport's are, or read by a
+        # caller's event hook): httpx decoded it already, so it is only measured.
+        if len(response.content) > limit:
+            raise ReplyTooLarge(len(response.content), limit, response.status_code)
+        yield response.content
+        return
+    decoder = Decoder(response.headers.get("content-encoding", ""), limit, response.status_code)
+    raw = response.aiter_raw()
+    try:
+        async for piece in raw:
+            for part in decoder.feed(piece):
+                yield part
+    finally:
+        await raw.aclose()  # type: ignore[attr-defined]
 
 
 async def read_body(response: httpx.Response, limit: int) -> bytes:
@@ -95,12 +101,9 @@ async def read_body(response: httpx.Response, limit: int) -> bytes:
     if declared.isdigit() and int(declared) > limit:
         raise ReplyTooLarge(int(declared), limit, response.status_code)
     parts: list[bytes] = []
-    size = 0
-    async for piece in response.aiter_bytes():
-        size += len(piece)
-        if size > limit:
-            raise ReplyTooLarge(size, limit, response.status_code)
-        parts.append(piece)
+    async with aclosing(decoded(response, limit)) as pieces:
+        async for piece in pieces:
+            parts.append(piece)
     return b"".join(parts)
 
 
@@ -110,10 +113,9 @@ async def lines(
     """A streamed body's lines as bytes, split on b"\\n" only: Go's encoder leaves U+0085 and U+2028 unescaped
     inside strings, and a text line reader that splits on them would cut a line (and lose its call). The first
     piece must come within ``first_s``, each next one within ``idle_s``, all before the deadline (TimeoutError);
-    the stream as a whole is held to ``limit`` bytes (ReplyTooLarge)."""
-    pieces = response.aiter_bytes()
+    the stream as a whole is held to ``limit`` bytes, as sent and as decoded (ReplyTooLarge)."""
+    pieces = decoded(response, limit)
     pending = b""
-    size = 0
     wait = first_s
     try:
         while True:
@@ -122,9 +124,6 @@ async def lines(
             except StopAsyncIteration:
                 break
             wait = idle_s
-            size += len(piece)
-            if size > limit:
-                raise ReplyTooLarge(size, limit, response.status_code)
             if b"\n" not in piece:
                 pending += piece
                 continue
@@ -135,7 +134,7 @@ async def lines(
             yield pending
     finally:
         # Closed here, not left to the garbage collector (no stray task).
-        await pieces.aclose()  # type: ignore[attr-defined]
+        await pieces.aclose()
 
 
 #: Repairs that change how a text is encoded, never what it says: a body that needs only these is read.

@@ -55,10 +55,11 @@ class Outcomes:
 
     def lane(self, turn: Turn, reply: Reply) -> Lane | Verdict:
         """TRANSPORT, REJECTED, MODEL or REPLY; raises what ends the chat at once (a fatal status, a reply that
-        is not one, one over the size cap, a stream that failed after its events were handed out)."""
-        if reply.too_large is not None:
-            self.note(turn, lanes.FATAL, reply, Code.TOO_LARGE)
-            raise reply.too_large.error()
+        is not one, one over the size cap or in an encoding not decoded, a stream that failed after its events
+        were handed out)."""
+        if reply.unreadable is not None:
+            self.note(turn, lanes.FATAL, reply, reply.unreadable.code)
+            raise reply.unreadable.error()
         lane = lanes.classify(reply.status, reply.failure, reply.error_text)
         if lane == lanes.TRANSPORT:
             if turn.shown:  # events are never replayed: what came is what the caller has
