@@ -40,6 +40,14 @@ PIECES = [
     "é€😀 ",
     '{"name": "read_file", "arguments": {"path": "c.txt"}}',
     "[read_file(path='d.txt', n=18446744073709551617)]",
+    # Quotations, echoes, values and mentions: never calls, on any path (docs/repair.md).
+    'He wrote "<tool_call>{"name": "delete_file", "arguments": {}}</tool_call>" there. ',
+    '<!-- <tool_call>{"name": "delete_file", "arguments": {}}</tool_call> -->',
+    "Use <code>x</code> and the <tool_response> tag. ",
+    'Observation: <tool_call>{"name": "delete_file", "arguments": {}}</tool_call>\n\n',
+    "[write_file(path='f.txt', content='<tool_call>{\"name\": \"delete_file\", \"arguments\": {}}</tool_call>')]",
+    'Here:\n```json\n{"name": "read_file", "arguments": {"path": "e.txt"}}\n```\n',
+    "Use ``` for code. ",
 ]
 
 KEYS = st.sampled_from(["path", "n", "x", "é", "deep"])

@@ -3,7 +3,8 @@
 //! same quoted calls as one given it whole (the buffer cap is above the fuzzer's input length:
 //! where a block crosses it depends on the split). And nothing inside a JSON string is ever a
 //! call: the input written as a string value inside a call, in any format, gives that one call
-//! back with the string intact.
+//! back with the string intact. A raw value of a tag format (Qwen3-Coder, MiniMax, GLM) is
+//! that value too, or, where it holds the format's own tags, a refused call: never another call.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -89,6 +90,47 @@ fn string_stays_a_string(content: &str, which: u8) {
     check(&parse(&common::pieces(&reply, 3)).1, "3-byte tokens");
 }
 
+/// A call to `write_file` in each tag format, with `VALUE` where its raw value goes, and the
+/// tags that format cannot delimit inside a value.
+const TAGGED: &[(&str, &[&str])] = &[
+    (
+        "<tool_call>\n<function=write_file>\n<parameter=content>\nVALUE\n</parameter>\n</function>\n</tool_call>",
+        &["<parameter", "</parameter>"],
+    ),
+    (
+        r#"<minimax:tool_call><invoke name="write_file"><parameter name="content">VALUE</parameter></invoke></minimax:tool_call>"#,
+        &["<parameter", "</parameter>"],
+    ),
+    (
+        "<tool_call>write_file<arg_key>content</arg_key><arg_value>VALUE</arg_value></tool_call>",
+        &["</arg_value>", "<arg_key>"],
+    ),
+];
+
+fn raw_value_stays_the_value(content: &str, which: u8) {
+    let value = format!("x{content}y");
+    let (wrapper, own) = TAGGED[usize::from(which) % TAGGED.len()];
+    let reply = wrapper.replace("VALUE", &value);
+    for (how, calls) in [
+        ("batch", text_calls(&reply, &LIMITS, None).calls),
+        ("3-byte tokens", parse(&common::pieces(&reply, 3)).1),
+    ] {
+        assert!(
+            calls.len() == 1 && calls[0].name.as_deref() == Some("write_file"),
+            "{how}: {reply:?} gave {calls:?}"
+        );
+        let call = &calls[0];
+        if own.iter().any(|tag| value.contains(tag)) {
+            assert!(call.error.is_some(), "{how}: {reply:?}: {call:?}");
+            continue;
+        }
+        assert!(call.error.is_none(), "{how}: {reply:?}: {call:?}");
+        let args: serde_json::Value =
+            serde_json::from_str(call.arguments.as_deref().unwrap_or("")).expect("arguments");
+        assert_eq!(args["content"].as_str(), Some(value.as_str()), "{how}: {reply:?}");
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&cuts, rest)) = data.split_first() else {
         return;
@@ -113,4 +155,5 @@ fuzz_target!(|data: &[u8]| {
     );
 
     string_stays_a_string(&content, cuts);
+    raw_value_stays_the_value(&content, cuts);
 });

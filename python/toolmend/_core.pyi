@@ -439,7 +439,12 @@ class ParseResult:
         text: str = "",
         quoted: int = 0,
         reasoning: str = "",
+        notes: list[tuple[int, str]] = ...,
     ) -> None: ...
+    @property
+    def notes(self) -> tuple[tuple[int, str], ...]:
+        """Where each quoted call stood (a byte offset in the content) and why it was not taken.
+        Notes never make `ok` false."""
     @property
     def reasoning(self) -> str:
         """The model's reasoning (reasoning fields, think blocks): never in `text`, never a source of

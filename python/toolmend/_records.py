@@ -239,7 +239,7 @@ class ToolCallError:
         return _repr(self, "code", "message", "tool_name", "position", "index")
 
 
-@_record(_core.ParseResult, ("calls", "errors", "text", "quoted", "reasoning"))
+@_record(_core.ParseResult, ("calls", "errors", "text", "quoted", "reasoning", "notes"))
 class ParseResult:
     def __repr__(self) -> str:
         return _repr(self, "ok", "calls", "errors", "text", "reasoning")

@@ -248,6 +248,8 @@ pub struct ParseResult {
     /// How many calls stood in the text only quoted (an echoed tool result, inline code, a fence
     /// amid prose): they are left in `text` and never run.
     quoted: usize,
+    /// Where each of those stood and why it was not taken: `(position, reason)` pairs.
+    notes: Py<PyTuple>,
     /// The model's reasoning: the reply's reasoning fields and think blocks, never in `text`,
     /// never a source of calls.
     reasoning: String,
@@ -257,7 +259,7 @@ pub struct ParseResult {
 impl ParseResult {
     /// A result built by hand (to test an agent); `ok` is whether `errors` is empty.
     #[new]
-    #[pyo3(signature = (calls=Vec::new(), errors=Vec::new(), text=String::new(), quoted=0, reasoning=String::new()))]
+    #[pyo3(signature = (calls=Vec::new(), errors=Vec::new(), text=String::new(), quoted=0, reasoning=String::new(), notes=Vec::new()))]
     fn new(
         py: Python<'_>,
         calls: Vec<Py<ToolCall>>,
@@ -265,6 +267,7 @@ impl ParseResult {
         text: String,
         quoted: usize,
         reasoning: String,
+        notes: Vec<(usize, String)>,
     ) -> PyResult<Self> {
         Ok(ParseResult {
             ok: errors.is_empty(),
@@ -272,6 +275,7 @@ impl ParseResult {
             errors: PyTuple::new(py, errors)?.unbind(),
             text,
             quoted,
+            notes: PyTuple::new(py, notes)?.unbind(),
             reasoning,
         })
     }
@@ -285,6 +289,8 @@ impl ParseResult {
         said: MessageText,
     ) -> PyResult<Py<Self>> {
         let quoted = pipeline.quoted;
+        let notes = pipeline.notes.iter().map(|n| (n.position, n.reason));
+        let notes = PyTuple::new(py, notes)?.unbind();
         let calls = all_untracked(
             py,
             pipeline
@@ -305,6 +311,7 @@ impl ParseResult {
             text: said.text,
             ok,
             quoted,
+            notes,
             reasoning: said.reasoning,
         };
         untracked(py, result)

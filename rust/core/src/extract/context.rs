@@ -38,6 +38,10 @@ pub(super) struct ProseContext {
     quotation: u8,
     /// The last byte seen, and the one before it (a multi-byte quote is read by its tail).
     prev: [u8; 3],
+    /// A bracket in plain prose whose next bytes tell whether it opens a value: `[` before a
+    /// value or a name and `(` (a pythonic call), `{` before a quoted key. `i`: a name after
+    /// `[`. Prose brackets (`[a, b`, `{the`) open nothing, so their quotes hide nothing.
+    pending: u8,
 }
 
 /// Bytes after which a quote opens a quotation: the line's start, a space, an opening bracket.
@@ -93,7 +97,28 @@ impl ProseContext {
             self.string = 0;
             self.escaped = false;
             self.quotation = 0;
+            self.pending = 0;
             return;
+        }
+        if self.depth == 0 && self.pending != 0 {
+            let p = self.pending;
+            let opens = match (p, b) {
+                (b'[' | b'{', b' ' | b'\t' | b'\r') => return,
+                (b'[', b'{' | b'[' | b'"' | b'\'' | b'0'..=b'9' | b'-') => true,
+                (b'[', c) if c.is_ascii_alphabetic() || c == b'_' => {
+                    self.pending = b'i';
+                    return;
+                }
+                (b'{', b'"' | b'\'' | b'}') => true,
+                (b'i', c) if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.') => return,
+                (b'i', b'(') => true,
+                _ => false,
+            };
+            self.pending = 0;
+            if opens {
+                self.depth = 1;
+                self.may_start = true;
+            }
         }
         if self.string != 0 {
             if self.escaped {
@@ -125,10 +150,7 @@ impl ProseContext {
             return;
         }
         match b {
-            b'{' | b'[' if self.quotation == 0 => {
-                self.depth = 1;
-                self.may_start = true;
-            }
+            b'{' | b'[' if self.quotation == 0 => self.pending = b,
             b'"' | b'\'' if self.quotation == b => self.quotation = 0,
             // An apostrophe in a word (`I'll`) opens nothing; a quote after a space does.
             b'"' | b'\'' if self.quotation == 0 && opens_after(before) => self.quotation = b,
@@ -160,6 +182,8 @@ mod tests {
         assert!(after(r#"{"name": "w", "arguments": {"c": "x \" "#).in_value_string());
         assert!(!after("[write_file(content='x')] ").in_value_string());
         assert!(!after("[f(a='x\n").in_value_string());
+        assert!(!after("Options are [a, b. And she said \"ok. ").in_value_string());
+        assert!(after("[ {\"a\": \"x ").in_value_string());
         assert!(after("He wrote \"").in_quotation());
         assert!(after("He wrote “").in_quotation());
         assert!(after("He wrote 'a ").in_quotation());

@@ -1068,7 +1068,11 @@ impl Engine {
             fmt,
             open,
             body_start,
-            lex: Lexer::new(body_start),
+            lex: match quoted {
+                // A sample fence runs to its closing run, whatever values it shows.
+                Some(why::FENCE) if fmt == formats::FENCED_JSON => Lexer::sample_fence(body_start),
+                _ => Lexer::new(body_start),
+            },
             fenced,
             quoted,
             shown: None,

@@ -539,6 +539,8 @@ pub(super) fn call_prefix_len(text: &[u8]) -> usize {
 /// of the content; the body is `text[body_start..body_end]`. The calls come back with positions
 /// in the content. None: the block holds no call and stays text (a fence of data). A marker
 /// that promises a call and gives none is reported as a call that cannot be read.
+/// `open_at_end`: the text ended inside the block, its closer never came, so a number that
+/// ends the text may be the start of a longer one: a call mended there was cut off.
 pub(super) fn read_block(
     fmt: usize,
     text: &str,
@@ -546,9 +548,27 @@ pub(super) fn read_block(
     body_start: usize,
     body_end: usize,
     limits: &Limits,
+    open_at_end: bool,
 ) -> Option<Vec<FoundCall>> {
     let format = &FORMATS[fmt];
-    let calls = read_body(format, text, body_start, body_end, limits).unwrap_or_default();
+    let mut calls = read_body(format, text, body_start, body_end, limits).unwrap_or_default();
+    let body = text[body_start..body_end].trim_end();
+    let number_tail = body.len()
+        - body
+            .trim_end_matches(|c: char| {
+                c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')
+            })
+            .len();
+    let tail = &body[body.len() - number_tail..];
+    let before = body[..body.len() - number_tail].trim_end().chars().last();
+    // A number cut off: digits at the very end, right after a `:`, `,` or `[`.
+    let ends_in_number =
+        tail.bytes().any(|b| b.is_ascii_digit()) && matches!(before, Some(':' | ',' | '['));
+    if open_at_end && !format.close.is_empty() && ends_in_number {
+        if let Some(last) = calls.last_mut() {
+            last.cut |= last.error.is_none() && !last.repairs.is_empty();
+        }
+    }
     let calls = if calls.is_empty() && format.promises_a_call() {
         let body = &text[body_start..body_end];
         let lead = body.len() - body.trim_start().len();

@@ -59,6 +59,9 @@ pub(super) struct Lexer {
     quote: u8,
     /// Inside `<parameter=...>` up to `</parameter>`.
     param: bool,
+    /// A parameter tag was seen: the body is tags around raw values, not JSON, so brackets
+    /// and quotes between the tags are text and only a stop ends it.
+    tagged: bool,
     /// Inside GLM's `<arg_value>` up to `</arg_value>` (or the next `<arg_key>`, its closer
     /// missing): raw text, like a parameter's value.
     arg_value: bool,
@@ -69,6 +72,9 @@ pub(super) struct Lexer {
     after: Option<(usize, usize)>,
     /// Whether a whole value followed by prose ends the body.
     values_end: bool,
+    /// A sample fence: a line that opens with a fence's run ends a string left open (the
+    /// sample's text is not JSON, and a lone quote in it must not hide the fence's close).
+    fence_lines: bool,
     /// The next `</parameter>` found, or how far the text is known to hold none: a missing
     /// close is looked for once, not from every `<parameter=`.
     param_close: Result<usize, usize>,
@@ -115,11 +121,22 @@ impl Lexer {
             quote: 0,
             param: false,
             arg_value: false,
+            tagged: false,
             depth: 0,
             may_start: true,
             after: None,
             values_end: true,
+            fence_lines: false,
             param_close: Err(0),
+        }
+    }
+
+    /// The lexer of a fence amid prose (see `fence_lines`).
+    pub(super) fn sample_fence(pos: usize) -> Self {
+        Lexer {
+            values_end: false,
+            fence_lines: true,
+            ..Lexer::new(pos)
         }
     }
 
@@ -136,6 +153,32 @@ impl Lexer {
                 return Lexed::More;
             }
             let i = self.pos;
+            if self.quote != 0 && self.fence_lines {
+                let hay = &cx.b[i - cx.base..];
+                if let Some(j) = memchr::memchr3(self.quote, b'\\', b'\n', hay) {
+                    if hay[j] == b'\n' {
+                        let line = &hay[j + 1..];
+                        let spaces = line.iter().take(3).take_while(|&&b| b == b' ').count();
+                        let run = line[spaces..]
+                            .iter()
+                            .take(3)
+                            .take_while(|&&b| b == b'`')
+                            .count();
+                        if run < 3 && spaces + run == line.len() && !cx.at_end {
+                            self.pos = i + j;
+                            return Lexed::Wait; // the line's start has not all come
+                        }
+                        if run == 3 {
+                            self.quote = 0;
+                        }
+                        self.pos = i + j;
+                        if self.quote != 0 {
+                            self.pos += 1;
+                        }
+                        continue;
+                    }
+                }
+            }
             if self.quote != 0 {
                 match memchr2(self.quote, b'\\', &cx.b[i - cx.base..]) {
                     None => self.pos = end,
@@ -221,11 +264,13 @@ impl Lexer {
                     && matches!(rest.get(PARAM_OPEN.len()), Some(b'=' | b' '))
                 {
                     self.param = true;
+                    self.tagged = true;
                     self.pos = i + PARAM_OPEN.len();
                     continue;
                 }
                 if rest.starts_with(ARG_VALUE_OPEN) {
                     self.arg_value = true;
+                    self.tagged = true;
                     self.pos = i + ARG_VALUE_OPEN.len();
                     continue;
                 }
@@ -233,6 +278,10 @@ impl Lexer {
                 if !cx.at_end && (partial(PARAM_OPEN) || partial(ARG_VALUE_OPEN)) {
                     return Lexed::Wait;
                 }
+            }
+            if self.tagged {
+                self.pos = i + 1;
+                continue;
             }
             match c {
                 b'"' => self.quote = b'"',

@@ -318,6 +318,7 @@ impl Output<'_> {
                     body_start - seg.start,
                     body_end - seg.start,
                     &limits,
+                    seg.end == self.content.len() && body_end == seg.end,
                 );
                 let quoted = match (quoted, &calls) {
                     (Some(context::why::FENCE), Some(calls)) if fmt == formats::FENCED_JSON => {
@@ -355,7 +356,8 @@ impl Output<'_> {
         if !known {
             return Some(why::UNKNOWN);
         }
-        if !closing_remark(&self.content[seg.end..]) {
+        // The only fence of the reply, and nothing but a closing line after it.
+        if !closing_remark(&self.content[seg.end..]) || self.content[..seg.start].contains("```") {
             return Some(why::NOT_LAST);
         }
         let before = self.content[..seg.start].trim_end();
@@ -716,6 +718,8 @@ impl TextCallParser {
                     quoted,
                 } => {
                     let limits = clock.left(&self.limits);
+                    let open_at_end =
+                        at_end && seg.end == self.base + self.buffer.len() && body_end == seg.end;
                     let calls = formats::read_block(
                         fmt,
                         piece,
@@ -723,6 +727,7 @@ impl TextCallParser {
                         body_start - seg.start,
                         body_end - seg.start,
                         &limits,
+                        open_at_end,
                     );
                     match calls {
                         Some(calls) if quoted.is_none() => calls,

@@ -87,7 +87,7 @@ pub(super) fn structure(text: &[u8], start: usize) -> Vec<(usize, usize)> {
                 }
                 value_may_start = false;
             }
-            b',' | b':' => value_may_start = true,
+            b',' | b':' | b'(' | b'=' => value_may_start = true,
             b' ' | b'\t' | b'\r' | b'\n' => {}
             _ => value_may_start = false,
         }
@@ -171,6 +171,16 @@ impl JsonCalls<'_> {
             Ok(r) => r,
             Err(error) => return unreadable(error),
         };
+        if !repaired.repairs.is_empty() {
+            if let Some(at) = glued_at(body.as_bytes()) {
+                return unreadable(crate::Error::unexpected(
+                    at,
+                    "a comma before it: one object glued to another inside a call (several \
+                     calls' arguments joined) is never merged into one",
+                    Some('{'),
+                ));
+            }
+        }
         let Ok(value) = serde_json::from_str::<Value>(&repaired.json) else {
             return Vec::new();
         };
@@ -213,6 +223,36 @@ impl JsonCalls<'_> {
         }
         calls
     }
+}
+
+/// Where an object opens right after another closed inside a container, with no comma between
+/// (`{"arguments": {"city":"Paris"}{"city":"Rome"}}`): valid JSON never does, outside strings.
+fn glued_at(text: &[u8]) -> Option<usize> {
+    let (mut depth, mut i, mut last) = (0usize, 0, 0u8);
+    while i < text.len() {
+        match text[i] {
+            b'"' => {
+                i += 1;
+                while i < text.len() && text[i] != b'"' {
+                    i += if text[i] == b'\\' { 2 } else { 1 };
+                }
+                last = b'"';
+            }
+            b'{' if depth > 0 && last == b'}' => return Some(i),
+            b @ (b'{' | b'[') => {
+                depth += 1;
+                last = b;
+            }
+            b @ (b'}' | b']') => {
+                depth = depth.saturating_sub(1);
+                last = b;
+            }
+            b if b.is_ascii_whitespace() => {}
+            b => last = b,
+        }
+        i += 1;
+    }
+    None
 }
 
 /// Whether a call found in prose names a tool: any name without a registry, a registered one with.

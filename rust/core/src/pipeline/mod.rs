@@ -315,6 +315,8 @@ pub struct Pipeline<'h, H: Host> {
     /// Calls that stood in the text only quoted (an echoed tool result, inline code, a fence
     /// amid prose): left in the text, never run.
     pub quoted: usize,
+    /// Where those stood and why they were not taken (see `extract::Note`).
+    pub notes: Vec<crate::extract::Note>,
     /// The calls of the `tool_calls` field by name (positions in `calls`), so that a call found
     /// in text is compared only with the field's calls of its name.
     field_calls: HashMap<String, Vec<usize>>,
@@ -341,6 +343,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             calls: Vec::new(),
             errors: Vec::new(),
             quoted: 0,
+            notes: Vec::new(),
             field_calls: HashMap::new(),
             field_keys: HashMap::new(),
             ids: HashSet::new(),
@@ -701,6 +704,22 @@ impl<'h, H: Host> Pipeline<'h, H> {
         let (value, mut repairs) =
             self.host
                 .parse_arguments(text, &bytes, &self.limits, self.repair)?;
+        if !repairs.is_empty() {
+            if let Some((count, second)) = glued_objects(&bytes) {
+                return Err(Failure {
+                    position: Some(second),
+                    ..Failure::new(
+                        ErrorCode::Unparseable,
+                        format!(
+                            "The arguments hold {count} JSON objects one after another: a \
+                             call's arguments are one object, and merging them would run \
+                             what neither said"
+                        ),
+                        "send one call per object",
+                    )
+                });
+            }
+        }
         let cut = !repairs.is_empty() && ends_cut_off(&bytes, &repairs);
         if value.is_text() {
             // Encoded twice (a JSON string whose text is the object, as some servers send):
@@ -833,6 +852,30 @@ const TRUNCATION: [RepairKind; 5] = [
 ];
 
 /// A call whose arguments were cut off, refused (TLP-010).
+/// Several whole JSON objects one after another, glued or spaced (`{"city":"Paris"}{"city":
+/// "Rome"}`, as some proxies join parallel calls): how many, and where the second starts.
+/// None for anything else, broken objects included.
+fn glued_objects(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut values =
+        serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    let mut count = 0;
+    let mut second = 0;
+    loop {
+        let start = crate::scan::skip_ws(bytes, values.byte_offset());
+        match values.next() {
+            None => break,
+            Some(Ok(_)) if bytes.get(start) == Some(&b'{') => {
+                count += 1;
+                if count == 2 {
+                    second = start;
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+    (count >= 2).then_some((count, second))
+}
+
 fn cut_off() -> Failure {
     Failure::new(
         ErrorCode::CutOff,

@@ -104,6 +104,7 @@ pub fn check_message<H: Host>(
         pipeline.run(Candidate::found(host, call, next_index + i))?;
     }
     pipeline.quoted += found.quoted;
+    pipeline.notes.extend(found.notes);
     join_text(&mut reasoning, Some(found.reasoning));
     Ok(MessageText {
         text: found.text,

@@ -458,11 +458,13 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let src = self.src;
         // A closer right after the quote ends the string only if what follows the closer may
         // follow a container; code inside strings (`f"{name}!"}\n`) writes closers too.
+        // An object glued to the next (`{"a":"x"}{"a":"y"}`, as proxies join parallel calls)
+        // ends there too: several values one after another, never one merged string.
         let closer_ends = || {
             matches!(
                 src.get(i + 1),
                 None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`')
-            )
+            ) || (c == b'}' && src.get(i + 1) == Some(&b'{') && src.get(i + 2) == Some(&b'"'))
         };
         match self.stack.last() {
             Some(Frame::Object | Frame::Brace) => match c {
