@@ -278,3 +278,24 @@ def test_a_missing_brace_elsewhere_stays_a_missing_brace() -> None:
     assert parse_response(stop, REG).calls[0].arguments == {"n": 1000}
     cut_string_closed = '<tool_call>{"name": "search_docs", "arguments": {"query": "a"'
     assert parse_response(cut_string_closed, REG).calls[0].arguments == {"query": "a"}
+
+
+def _sse(arguments: str, finish: str | None, done: bool) -> bytes:
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "run", "arguments": arguments}}]}}]}
+    ]
+    if finish:
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + (["data: [DONE]\n\n"] if done else [])
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize(("finish", "done", "cut"), [(None, False, True), ("length", True, True), ("tool_calls", True, False), (None, True, False)])
+def test_a_stream_that_stopped_unfinished_was_cut(finish: str | None, done: bool, cut: bool) -> None:
+    acc = toolmend.ToolCallAccumulator(REG)
+    acc.feed(_sse('{"n": 10', finish, done))
+    result = acc.finish()
+    if cut:
+        assert [e.code for e in result.errors] == ["TLP-010"] and result.calls == ()
+    else:
+        assert [(c.name, c.arguments) for c in result.calls] == [("run", {"n": 10})]

@@ -385,7 +385,11 @@ impl ToolCallAccumulator {
         let host = PyHost::new(py, registry.as_deref());
         let mut pipeline =
             Pipeline::new(&host, self.limits, self.repair).allow_truncated(self.allow_truncated);
-        pipeline.set_cut_by_length(self.cut_by_length || self.reader.cut_by_length());
+        pipeline.set_cut_by_length(
+            self.cut_by_length
+                || self.reader.cut_by_length()
+                || (at_end && self.reader.stopped_unfinished()),
+        );
         let said = self.reader.said_so_far();
         let error = at_end.then_some(said.provider_error.as_deref()).flatten();
         check_stream_reply(&mut pipeline, assembled, text_calls, error, |call| {

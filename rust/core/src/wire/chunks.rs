@@ -151,6 +151,8 @@ pub struct StreamReader {
     line_limit: usize,
     /// The stream said it stopped at the token limit (see `stopped_at_limit`).
     cut_by_length: bool,
+    /// Raw stream data was read (bytes or decoded messages), so the stream says how it ended.
+    framed: bool,
 }
 
 impl StreamReader {
@@ -172,6 +174,7 @@ impl StreamReader {
             next_ollama_index: 0,
             line_limit,
             cut_by_length: false,
+            framed: false,
         }
     }
 
@@ -180,6 +183,13 @@ impl StreamReader {
     /// `response.incomplete`.
     pub fn cut_by_length(&self) -> bool {
         self.cut_by_length
+    }
+
+    /// The raw stream stopped without saying it ended: no finish reason, no `[DONE]` (or
+    /// Ollama's `done`, Anthropic's `message_stop`). The connection was cut, and so was the
+    /// call it was writing: arguments mended at their end were cut off (TLP-010).
+    pub fn stopped_unfinished(&self) -> bool {
+        self.framed && !self.so_far.ended && self.so_far.finish_reason.is_none()
     }
 
     /// Reads the stream's text for calls written in it, in `formats` (as `parse_response`'s
@@ -376,6 +386,7 @@ impl StreamReader {
         parser: &P,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
     ) -> Result<(), ErrorOf<P::Value>> {
+        self.framed = true;
         let payload = payload.trim_ascii();
         if payload == b"[DONE]" {
             return self.end_of_turn(sink);
@@ -392,6 +403,7 @@ impl StreamReader {
         parser: &P,
         sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
     ) -> Result<(), ErrorOf<P::Value>> {
+        self.framed = true;
         // The framer is moved out while it hands lines to the reader (both are `self`).
         let mut lines = std::mem::take(&mut self.lines);
         let done = lines.push(bytes, |frame| self.frame(frame, parser, sink));
