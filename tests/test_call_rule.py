@@ -299,3 +299,15 @@ def test_a_stream_that_stopped_unfinished_was_cut(finish: str | None, done: bool
         assert [e.code for e in result.errors] == ["TLP-010"] and result.calls == ()
     else:
         assert [(c.name, c.arguments) for c in result.calls] == [("run", {"n": 10})]
+
+
+def test_a_stream_leaves_the_notes_the_whole_reply_does() -> None:
+    text = 'He wrote "' + CALL + '" there. For example:\n' + FENCED
+    whole = parse_response(text, REG)
+    chunks = [{"choices": [{"index": 0, "delta": {"content": text[i : i + 5]}}]} for i in range(0, len(text), 5)]
+    acc = toolmend.ToolCallAccumulator(REG)
+    for chunk in chunks:
+        acc.feed(chunk)
+    result = acc.finish()
+    assert result.calls == whole.calls == ()
+    assert result.notes == whole.notes and len(result.notes) == 2 and result.quoted >= 2

@@ -390,6 +390,11 @@ impl ToolCallAccumulator {
                 || self.reader.cut_by_length()
                 || (at_end && self.reader.stopped_unfinished()),
         );
+        if at_end {
+            let (notes, quoted) = self.reader.text_notes();
+            pipeline.notes.extend_from_slice(notes);
+            pipeline.quoted += quoted;
+        }
         let said = self.reader.said_so_far();
         let error = at_end.then_some(said.provider_error.as_deref()).flatten();
         check_stream_reply(&mut pipeline, assembled, text_calls, error, |call| {

@@ -548,6 +548,8 @@ pub struct TextCallParser {
     bracket_shown: bool,
     /// Where the calls handed out so far start.
     emitted: std::collections::HashSet<usize>,
+    /// After `finish`: the notes of the whole text (see `TextCalls::notes`).
+    notes: Vec<Note>,
 }
 
 /// What a stream holds while a lone reasoning closer may still come.
@@ -578,6 +580,7 @@ impl TextCallParser {
             fed: None,
             bracket_shown: false,
             emitted: Default::default(),
+            notes: Vec::new(),
         };
         parser.reset();
         parser
@@ -622,10 +625,13 @@ impl TextCallParser {
         let fed = self.fed.take().filter(|_| self.bracket_shown);
         let emitted = std::mem::take(&mut self.emitted);
         let quoted = self.quoted();
+        let stream_notes = std::mem::take(&mut self.engine.notes);
         self.reset();
         self.quoted_calls = quoted;
+        self.notes = stream_notes;
         if let Some(fed) = fed {
-            let whole = read_text(&fed, &self.limits, is_tool, self.formats, self.max_buffer);
+            let mut whole = read_text(&fed, &self.limits, is_tool, self.formats, self.max_buffer);
+            self.notes = std::mem::take(&mut whole.notes);
             // The calls only the whole text shows: written without a marker, a fence that
             // was the reply's last block, a marker after an opener that was only named.
             let unmarked: Vec<FoundCall> = whole
@@ -653,6 +659,17 @@ impl TextCallParser {
         self.fed = Some(String::new());
         self.bracket_shown = false;
         self.emitted.clear();
+        self.notes.clear();
+    }
+
+    /// Where the calls seen only quoted stood and why (see `TextCalls::notes`): as the
+    /// stream has read them so far, or, after `finish`, as the whole text reads them.
+    pub fn notes(&self) -> &[Note] {
+        if self.notes.is_empty() {
+            &self.engine.notes
+        } else {
+            &self.notes
+        }
     }
 
     /// Calls seen where the model only quotes (see `TextCalls::quoted`), since `new` or

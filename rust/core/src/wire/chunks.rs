@@ -224,6 +224,13 @@ impl StreamReader {
         }
     }
 
+    /// Where the calls the text only quoted stood, and why, and how many there were.
+    pub fn text_notes(&self) -> (&[crate::extract::Note], usize) {
+        self.text
+            .as_ref()
+            .map_or((&[], 0), |parser| (parser.notes(), parser.quoted()))
+    }
+
     fn say(&mut self, said: Said) {
         self.so_far.take(&said);
         self.said.push(said);
