@@ -43,6 +43,8 @@ __all__ = [
     "Lane",
     "MAX_DEPTH_CEILING",
     "MidStreamError",
+    "MendingTransport",
+    "AsyncMendingTransport",
     "Reasoning",
     "ReasoningDelta",
     "TextDelta",
@@ -108,6 +110,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers and editor
         Usage,
         reflection_messages,
     )
+    from toolmend.mending import AsyncMendingTransport, MendingTransport
 
 # A library logs; the application decides where the records go (no output unless configured).
 logging.getLogger("toolmend").addHandler(logging.NullHandler())
@@ -130,7 +133,15 @@ _LAZY = {
 }
 
 
+#: The mending transports, imported on first use too (they need httpx).
+_MENDING = {"MendingTransport", "AsyncMendingTransport"}
+
+
 def __getattr__(name: str) -> object:
+    if name in _MENDING:
+        from toolmend import mending
+
+        return getattr(mending, name)
     if name in _LAZY:
         from toolmend import client
 

@@ -342,6 +342,9 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="time toolmend against the peers installed here")
     bench.add_argument("--quick", action="store_true", help="fewer rounds, smaller inputs")
     bench.set_defaults(run=_bench_command)
+    from toolmend import proxy  # the proxy's options live with it
+
+    proxy.add_command(commands)
     return parser
 
 
