@@ -753,7 +753,20 @@ fn read_body(
                 })
                 .collect(),
             Err(i) => {
-                let mut call = named("", start, end);
+                // The first invoke's name, for the error to say which tool it was.
+                let name = body
+                    .find("<invoke")
+                    .and_then(|at| {
+                        let rest = &body[at + "<invoke".len()..];
+                        rest.find('>').map(|gt| &rest[..gt])
+                    })
+                    .map_or("", |n| {
+                        let n = n.trim_start();
+                        let n = n.strip_prefix("name").map_or(n, str::trim_start);
+                        let n = n.strip_prefix('=').unwrap_or(n);
+                        n.trim().trim_matches(|c| c == '"' || c == '\'')
+                    });
+                let mut call = named(name, start, end);
                 tags_to_call(&mut call, Err(i), start);
                 vec![call]
             }
