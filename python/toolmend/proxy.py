@@ -30,7 +30,10 @@ def app(upstream: str, *, registry: ToolRegistry | None = None, reflect: int = 0
     from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import Route
 
-    mending = AsyncMendingTransport(transport, registry=registry, reflect=reflect)
+    # No cap on connections to the upstream beyond the clients' own: a stream holds one for its whole length.
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
+    inner = transport if transport is not None else httpx.AsyncHTTPTransport(limits=limits)
+    mending = AsyncMendingTransport(inner, registry=registry, reflect=reflect)
     client = httpx.AsyncClient(base_url=upstream.rstrip("/"), transport=mending, timeout=httpx.Timeout(600.0, connect=10.0))
 
     async def health(_: Request) -> Response:
