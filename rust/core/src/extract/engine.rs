@@ -1109,6 +1109,14 @@ impl Engine {
                 self.pos = to;
                 false
             }
+            Lexed::End { end, .. }
+                if cx.at_end && end == cx.end() && st.shown.is_none() && st.lex.unbalanced() =>
+            {
+                // A parameter tag in a value never closed: a closer was missing, not markup
+                // saved. Read again, each value ending at its first closer.
+                st.lex = Lexer::flat_params(st.body_start);
+                true
+            }
             Lexed::End { body_end, end } => {
                 let shown = match st.shown {
                     None if end - open > self.max_hold => Some(open),

@@ -59,6 +59,14 @@ pub(super) struct Lexer {
     quote: u8,
     /// Inside `<parameter=...>` up to `</parameter>`.
     param: bool,
+    /// Parameter tags open around here: a value that holds a whole parameter tag (markup it
+    /// saves) ends at the closer that balances its own opener, so a block's closer written in
+    /// it ends nothing. With `flat_params` (read again when the text ended unbalanced: a
+    /// closer was missing), a value ends at the first closer or the next opener.
+    param_depth: u32,
+    flat_params: bool,
+    /// A parameter tag was opened inside a value.
+    nested: bool,
     /// A parameter tag was seen: the body is tags around raw values, not JSON, so brackets
     /// and quotes between the tags are text and only a stop ends it.
     tagged: bool,
@@ -120,6 +128,9 @@ impl Lexer {
             pos,
             quote: 0,
             param: false,
+            param_depth: 0,
+            flat_params: false,
+            nested: false,
             arg_value: false,
             tagged: false,
             depth: 0,
@@ -138,6 +149,19 @@ impl Lexer {
             fence_lines: true,
             ..Lexer::new(pos)
         }
+    }
+
+    /// A lexer that reads parameter values flat (see `param_depth`).
+    pub(super) fn flat_params(pos: usize) -> Self {
+        Lexer {
+            flat_params: true,
+            ..Lexer::new(pos)
+        }
+    }
+
+    /// Parameter tags opened inside a value were never closed: read flat instead.
+    pub(super) fn unbalanced(&self) -> bool {
+        !self.flat_params && self.nested && self.param_depth > 0
     }
 
     /// The bytes certainly in the block.
@@ -203,9 +227,21 @@ impl Lexer {
                 let next = memmem::find(hay, PARAM_OPEN).map(|j| (i + j, PARAM_OPEN.len(), true));
                 let close = close.map(|c| (c, PARAM_CLOSE.len(), false));
                 match next.or(close) {
-                    Some((at, len, still)) => {
+                    Some((at, len, true)) => {
                         self.pos = at + len;
-                        self.param = still;
+                        let tag = matches!(cx.byte(at + len), Some(b'=' | b' ' | b'\t'));
+                        if tag && !self.flat_params {
+                            self.param_depth += 1;
+                            self.nested = true;
+                        }
+                    }
+                    Some((at, len, false)) => {
+                        self.pos = at + len;
+                        self.param_depth = self.param_depth.saturating_sub(1);
+                        if self.flat_params {
+                            self.param_depth = 0;
+                        }
+                        self.param = self.param_depth > 0;
                     }
                     None if cx.at_end => self.pos = end,
                     None => {
@@ -264,6 +300,7 @@ impl Lexer {
                     && matches!(rest.get(PARAM_OPEN.len()), Some(b'=' | b' '))
                 {
                     self.param = true;
+                    self.param_depth = 1;
                     self.tagged = true;
                     self.pos = i + PARAM_OPEN.len();
                     continue;
@@ -415,15 +452,20 @@ pub(super) fn find_outside(
         base: 0,
         at_end: true,
     };
-    let mut lex = Lexer {
-        values_end: false,
-        ..Lexer::new(from)
-    };
-    loop {
-        match lex.run(&cx, &[(pattern, true)]) {
-            Lexed::More => {}
-            Lexed::End { body_end, end } if end > body_end => return Some(body_end),
-            Lexed::End { .. } | Lexed::Wait => return None,
+    for flat in [false, true] {
+        let mut lex = Lexer {
+            values_end: false,
+            flat_params: flat,
+            ..Lexer::new(from)
+        };
+        loop {
+            match lex.run(&cx, &[(pattern, true)]) {
+                Lexed::More => {}
+                Lexed::End { body_end, end } if end > body_end => return Some(body_end),
+                Lexed::End { .. } | Lexed::Wait if lex.unbalanced() => break,
+                Lexed::End { .. } | Lexed::Wait => return None,
+            }
         }
     }
+    None
 }
