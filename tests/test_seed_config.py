@@ -7,6 +7,7 @@ machine, the copies are checked against them, so that the test reads what the se
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import textwrap
@@ -18,9 +19,10 @@ import pytest
 import yaml
 
 from ollama_server import ScriptedOllama
-from toolmend import RetryExhaustedError
+from toolmend import RetryExhaustedError, SchemaError, ToolRegistry
 from toolmend.client import Done, OllamaClient, TextDelta, ToolCallCompleted, ToolCallFailed
 from toolmend.config import CONFIG_ENV, PLACEHOLDERS, RetryConfig, find_config, sources
+from toolmend.registry import SCHEMA_SIZE_CEILING
 from wires import Wire, read_file_registry
 
 SEED_DATA = Path(__file__).parent / "data" / "seed"
@@ -405,3 +407,47 @@ def test_the_seeds_config_drives_a_whole_chat() -> None:
         result = asyncio.run(go())
     assert [a.lane for a in result.attempts] == ["model", "ok"] and sleeps.delays == [0.1]
     assert result.tool_calls[0].arguments == {"path": "a.txt"} and [r.kind for r in result.repairs] == ["trailing_comma"]
+
+
+# ---- the tool_registry section (seed 002) --------------------------------------------------------------
+
+
+def test_the_seeds_tool_registry_section_loads_with_notes_not_warnings(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolmend")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        registry = ToolRegistry.from_file(SEED_DATA / "tool_registry.yml")
+    assert [t.name for t in registry.tools()] == ["my_custom_tool"] and registry.skipped == ()
+    assert all(r.levelno <= logging.INFO for r in caplog.records)
+    notes = [r.getMessage() for r in caplog.records if "tool_registry." in r.getMessage()]
+    assert any("pattern_timeout_ms is not needed: patterns run on a linear-time regex engine" in n for n in notes)
+    assert any(f"max_schema_size = 102400 is over the registry's ceiling of {SCHEMA_SIZE_CEILING} bytes" in n for n in notes)
+
+
+def sized_schema(size: int) -> dict[str, Any]:
+    """An object schema whose compact JSON is ``size`` bytes."""
+    empty = len(json.dumps({"type": "object", "description": ""}, separators=(",", ":")))
+    return {"type": "object", "description": "x" * (size - empty)}
+
+
+def test_max_schema_size_refuses_larger_schemas(tmp_path: Path) -> None:
+    tools = [
+        {"name": "small", "description": "fits", "parameters": sized_schema(300)},
+        {"name": "large", "description": "does not", "parameters": sized_schema(301)},
+    ]
+    path = tmp_path / "config.yml"
+    path.write_text(yaml.safe_dump({"tool_registry": {"max_schema_size": 300, "custom_tools": tools}}))
+    registry = ToolRegistry.from_file(path)
+    assert [t.name for t in registry.tools()] == ["small"]
+    (skipped,) = registry.skipped
+    assert (skipped.name, skipped.code) == ("large", "TSR-006")
+    assert "max_schema_size of 300 bytes (301 bytes)" in skipped.reason
+    path.write_text(yaml.safe_dump({"tool_registry": {"max_schema_size": "big", "custom_tools": tools}}))
+    with pytest.raises(ValueError, match="max_schema_size"):
+        ToolRegistry.from_file(path)
+
+
+def test_the_schema_size_ceiling_is_the_cores() -> None:
+    ToolRegistry().register("at", sized_schema(SCHEMA_SIZE_CEILING))
+    with pytest.raises(SchemaError, match=f"maximum size of {SCHEMA_SIZE_CEILING} bytes"):
+        ToolRegistry().register("over", sized_schema(SCHEMA_SIZE_CEILING + 1))
