@@ -160,7 +160,7 @@ def test_a_client_reads_no_file_itself(tmp_path: Path, monkeypatch: pytest.Monke
     assert client.config.max_retries == 3 and client.config.retry_delay_ms == 7  # the environment, not the file
 
 
-def test_load_picks_the_providers_section(tmp_path: Path) -> None:
+def test_load_picks_the_providers_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     both = tmp_path / "config.yml"
     both.write_text(
         "model:\n  providers:\n"
@@ -170,6 +170,12 @@ def test_load_picks_the_providers_section(tmp_path: Path) -> None:
     ollama, openai = RetryConfig.load(both), RetryConfig.load(both, provider="openai")
     assert (ollama.max_retries, ollama.streaming, ollama.options) == (5, False, None)
     assert (openai.max_retries, openai.streaming, openai.options) == (7, True, {"temperature": 0.2})
+    monkeypatch.setenv("TOOLMEND_OPTIONS", '{"seed": 1}')
+    monkeypatch.setenv("TOOLMEND_STREAMING", "on")
+    monkeypatch.setenv("TOOLMEND_STREAM_BUFFER_SIZE", "4096")
+    from_environment = RetryConfig.load(both, provider="openai")
+    assert (from_environment.options, from_environment.streaming, from_environment.stream_buffer_size) == ({"seed": 1}, True, 4096)
+    assert hash(from_environment) == hash(RetryConfig.load(both, provider="openai"))  # options is a dict: still hashable
 
 
 # ---- the retry prompt template -------------------------------------------------------------------------

@@ -156,7 +156,7 @@ class RetryConfig:
     #: Model options sent with every request (``model.providers.<provider>.options``): Ollama's ``options``
     #: (``format`` goes in the request's own ``format``), an OpenAI-compatible server's request fields
     #: (``format: json`` as ``response_format``). What a chat passes wins.
-    options: dict[str, Any] | None = None
+    options: dict[str, Any] | None = dataclasses.field(default=None, hash=False)  # a dict: left out of the hash
 
     def __post_init__(self) -> None:
         if self.max_depth > MAX_DEPTH_CEILING:
