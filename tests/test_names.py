@@ -1,5 +1,6 @@
-"""One naming scheme: the limits are max_size / max_depth / timeout_ms everywhere, toolmend.repair is the
-function alone, and states are enums that compare equal to their strings."""
+"""One naming scheme: the limits are max_size / max_depth / timeout_ms everywhere (RetryConfig also takes the seed's
+names, first-class), toolmend.repair is the function alone, and states are enums that compare equal to their
+strings."""
 
 from __future__ import annotations
 
@@ -20,16 +21,16 @@ import pytest
 
 import toolmend
 from toolmend._states import CallSource, Lane, StreamEventKind, _StrEnum
-from toolmend.config import RENAMED_FIELDS, RetryConfig
+from toolmend.config import SEED_NAMES, RetryConfig
 
-# ---- RetryConfig: the new names, and the former ones for one release ----------------------------------------
+# ---- RetryConfig: the short names and the seed's names, both first-class ------------------------------------
 
 
 def test_retry_config_names_the_limits_as_the_rest_of_the_api() -> None:
     fields = {f.name for f in dataclasses.fields(RetryConfig)}
     assert {"max_size", "max_depth", "timeout_ms"} <= fields
-    assert not fields & set(RENAMED_FIELDS)
-    assert set(inspect.signature(toolmend.parse_response).parameters) >= set(RENAMED_FIELDS.values())
+    assert not fields & set(SEED_NAMES)
+    assert set(inspect.signature(toolmend.parse_response).parameters) >= set(SEED_NAMES.values())
     cfg = RetryConfig(max_size=10, max_depth=5, timeout_ms=7)
     assert (cfg.max_size, cfg.max_depth, cfg.timeout_ms) == (10, 5, 7)
     assert pickle.loads(pickle.dumps(cfg)) == cfg
@@ -38,53 +39,47 @@ def test_retry_config_names_the_limits_as_the_rest_of_the_api() -> None:
         cfg.max_depth = 3  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(("old", "new"), list(RENAMED_FIELDS.items()))
-def test_former_keyword_and_attribute_names_warn_and_still_work(old: str, new: str) -> None:
-    with pytest.warns(DeprecationWarning, match=f"{old} .*use {new}") as record:
-        cfg = RetryConfig(**{old: 9})
-    assert record[0].filename == __file__, "the warning points at the caller"
-    assert getattr(cfg, new) == 9
-    with pytest.warns(DeprecationWarning, match=f"{old} .*use {new}") as record:
-        assert getattr(cfg, old) == 9
-    assert record[0].filename == __file__
+@pytest.mark.parametrize(("seed", "short"), list(SEED_NAMES.items()))
+def test_the_seeds_keyword_and_attribute_names_work_without_a_warning(seed: str, short: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cfg = RetryConfig(**{seed: 9})
+        assert getattr(cfg, short) == 9
+        assert getattr(cfg, seed) == 9
+        assert RetryConfig.load(**{seed: 8}).max_size == (8 if short == "max_size" else RetryConfig().max_size)
     with pytest.raises(TypeError, match="both given"):
-        RetryConfig(**{old: 9, new: 9})
+        RetryConfig(**{seed: 9, short: 9})
 
 
-def test_new_names_do_not_warn() -> None:
+def test_short_names_do_not_warn() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         RetryConfig(max_size=10, max_depth=5, timeout_ms=7)
         RetryConfig.load(max_depth=5)
 
 
-def test_former_names_in_files_and_environment_warn_and_still_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in [*RENAMED_FIELDS, *RENAMED_FIELDS.values()]:
+@pytest.mark.filterwarnings("error")
+def test_both_names_in_files_and_environment_work_without_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [*SEED_NAMES, *SEED_NAMES.values()]:
         monkeypatch.delenv(f"TOOLMEND_{name.upper()}", raising=False)
     toml = tmp_path / "toolmend.toml"
     toml.write_text("[tool_call]\nmax_nesting_depth = 32\nmax_argument_size = 4096\n")
-    with pytest.warns(DeprecationWarning) as record:
-        cfg = RetryConfig.load(toml)
+    cfg = RetryConfig.load(toml)
     assert (cfg.max_depth, cfg.max_size) == (32, 4096)
-    deprecations = [w for w in record if w.category is DeprecationWarning]
-    assert {str(w.message).split()[1] for w in deprecations} == {"max_nesting_depth", "max_argument_size"}
-    assert all(w.filename == __file__ for w in deprecations), "the warnings point at the caller"
     yml = tmp_path / "config.yml"
     yml.write_text("model:\n  providers:\n    ollama:\n      tool_call:\n        repair_timeout_ms: 250\n")
-    with pytest.warns(DeprecationWarning, match="repair_timeout_ms"):
-        assert RetryConfig.load(yml).timeout_ms == 250
+    assert RetryConfig.load(yml).timeout_ms == 250
+    yml.write_text("model:\n  providers:\n    ollama:\n      tool_call:\n        timeout_ms: 250\n        repair_timeout_ms: 250\n")
+    with pytest.raises(ValueError, match="both given"):
+        RetryConfig.load(yml)
     monkeypatch.setenv("TOOLMEND_MAX_NESTING_DEPTH", "12")
-    with pytest.warns(DeprecationWarning) as record:
-        assert RetryConfig.load(toml).max_depth == 12  # environment over file, whatever the names
-    assert any("TOOLMEND_MAX_NESTING_DEPTH (environment variable)" in str(w.message) for w in record)
-    assert any("use TOOLMEND_MAX_DEPTH" in str(w.message) for w in record)
+    assert RetryConfig.load(toml).max_depth == 12  # environment over file, whatever the names
     monkeypatch.setenv("TOOLMEND_MAX_DEPTH", "13")
     with pytest.raises(ValueError, match="both given"):
         RetryConfig.load()
     monkeypatch.delenv("TOOLMEND_MAX_NESTING_DEPTH")
-    with pytest.warns(DeprecationWarning):
-        assert RetryConfig.load(toml).max_depth == 13
-        assert RetryConfig.load(toml, max_nesting_depth=14).max_depth == 14  # keyword over environment
+    assert RetryConfig.load(toml).max_depth == 13
+    assert RetryConfig.load(toml, max_nesting_depth=14).max_depth == 14  # keyword over environment
 
 
 def test_out_of_range_limits_name_the_new_field() -> None:

@@ -1,11 +1,12 @@
 """The toolmend command line: `toolmend repair`, `parse`, `tools list|show`, `validate`, `chat`, `stats`, `config show`,
-`smoke`, `bench`."""
+`debug tool-call`, `smoke`, `bench`, `--version`."""
 
 from __future__ import annotations
 
 import argparse
 import itertools
 import json
+import logging
 import sys
 from typing import TYPE_CHECKING, Sequence
 
@@ -103,12 +104,12 @@ def _repair_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _load_tools(path: str) -> ToolRegistry | None:
+def _load_tools(path: str, strict: bool = True) -> ToolRegistry | None:
     """The registry of a tools file, or None after printing why it cannot be read."""
     from toolmend.registry import ToolRegistry
 
     try:
-        registry = ToolRegistry.from_file(path)
+        registry = ToolRegistry.from_file(path, strict=strict)
     except (OSError, ValueError, ImportError) as e:
         print(f"toolmend: cannot read tools from {path}: {e}", file=sys.stderr)
         return None
@@ -164,9 +165,14 @@ def _validate_command(args: argparse.Namespace) -> int:
 def _parse_command(args: argparse.Namespace) -> int:
     from toolmend.response import parse_response
 
+    # The config's limits, repair and strictness (--config, else the file found, and TOOLMEND_*), under the flags.
+    overrides = {"max_size": args.max_size} if args.max_size is not None else {}
+    config = cli_ops.load_config(args, **overrides)
+    if config is None:
+        return EXIT_USAGE
     registry = None
     if args.tools:
-        registry = _load_tools(args.tools)
+        registry = _load_tools(args.tools, strict=config.strict_validation)
         if registry is None:
             return EXIT_USAGE
     try:
@@ -174,7 +180,11 @@ def _parse_command(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"toolmend: {e}", file=sys.stderr)
         return EXIT_USAGE
-    result = parse_response(body, registry)
+    repair_on = config.enable_auto_repair and not args.no_repair
+    result = parse_response(
+        body, registry, repair=repair_on, max_size=config.max_size, max_depth=config.max_depth, timeout_ms=config.timeout_ms
+    )
+    _log_parsed(result, config, repair_on)
     if args.json:
         report = {
             "ok": result.ok,
@@ -218,20 +228,43 @@ def _parse_command(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_INVALID
 
 
+def _log_parsed(result: object, config: object, repair_on: bool) -> None:
+    """The records of `toolmend parse` on the 'toolmend' logger (shown with --log-level): INFO per call taken, the
+    repairs at DEBUG (log_repair_details), argument values at DEBUG only with log_argument_values, WARNING per
+    call refused."""
+    from toolmend._log import loggable, repair_details
+    from toolmend.client.ledger import mask_secrets
+
+    logger = logging.getLogger("toolmend")
+    for call in result.calls:  # type: ignore[attr-defined]
+        logger.info("Tool call parsed: %s (%s)%s", loggable(call.name), call.id, " (repaired)" if call.repairs else "")
+        if call.repairs and config.log_repair_details:  # type: ignore[attr-defined]
+            logger.debug("Repair applied to %s (%s): %s", loggable(call.name), call.id, repair_details(call.repairs),
+                         extra={"tool_name": call.name, "tool_call_id": call.id, "repair_applied": [r.kind for r in call.repairs]})
+        if config.log_argument_values and isinstance(call.arguments, dict):  # type: ignore[attr-defined]
+            logger.debug("Arguments of %s (%s): %s", loggable(call.name), call.id, mask_secrets(call.arguments))
+    for error in result.errors:  # type: ignore[attr-defined]
+        logger.warning(
+            "Tool call failed: %s [%s] %s%s", loggable(error.tool_name or "?"), error.code, loggable(error.message),
+            "" if repair_on else " (auto-repair disabled)",
+        )
+
+
 def _chat_command(args: argparse.Namespace) -> int:
     import asyncio
 
     from toolmend import cli_ops
     from toolmend.client import Done, TextDelta, ToolCallCompleted, ToolCallFailed
-    from toolmend.config import RetryConfig
     from toolmend.errors import ModelHTTPError, RetryExhaustedError
 
+    config = cli_ops.load_config(args)
+    if config is None:
+        return EXIT_USAGE
     registry = None
     if args.tools:
         registry = _load_tools(args.tools)
         if registry is None:
             return EXIT_USAGE
-    config = RetryConfig.load(args.config) if args.config else RetryConfig.load()
     messages = [{"role": "user", "content": args.message}]
 
     async def streamed(client: object) -> object:
@@ -293,10 +326,13 @@ def _bench_command(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from toolmend import __version__
+
     parser = argparse.ArgumentParser(prog="toolmend", description="Mend and check LLM tool calls.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"toolmend {__version__}", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     rep = commands.add_parser("repair", help="print FILE (or stdin) repaired into strict JSON")
-    rep.add_argument("file", nargs="?", default="-", metavar="FILE|-")
+    rep.add_argument("file", nargs="?", default="-", metavar="FILE|-", help="the text to repair (default: stdin)")
     rep.add_argument("--report", action="store_true", help="print the repair log as JSON instead")
     rep.add_argument("--jsonl", action="store_true", help="one record per line, repaired on every core")
     rep.add_argument("-o", "--output", metavar="OUT", help="with --jsonl: write here instead of stdout")
@@ -305,38 +341,52 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--timeout-ms", type=int, default=DEFAULT_LIMITS["timeout_ms"], help="deadline (default %(default)s)")
     rep.set_defaults(run=_repair_command)
     tools = commands.add_parser("tools", help="list the tools of a tools file, or show one")
-    tools.add_argument("action", choices=["list", "show"])
-    tools.add_argument("name", nargs="?", metavar="NAME")
+    tools.add_argument("action", choices=["list", "show"], help="list every tool, or show one tool's schema")
+    tools.add_argument("name", nargs="?", metavar="NAME", help="the tool to show")
     tools.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
     tools.set_defaults(run=_tools_command)
     validate = commands.add_parser("validate", help="check arguments against a tool's schema")
-    validate.add_argument("name", metavar="NAME")
+    validate.add_argument("name", metavar="NAME", help="the tool whose schema checks the arguments")
     validate.add_argument("args", nargs="?", default="-", metavar="ARGS|-", help="JSON arguments (default: stdin)")
     validate.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
     validate.set_defaults(run=_validate_command)
-    parse = commands.add_parser("parse", help="print the tool calls of a model reply (Ollama or OpenAI JSON)")
-    parse.add_argument("file", nargs="?", default="-", metavar="RESPONSE|-")
+    parse = commands.add_parser(
+        "parse", help="print the tool calls of a model reply (Ollama or OpenAI JSON), under the config's limits"
+    )
+    parse.add_argument("file", nargs="?", default="-", metavar="RESPONSE|-", help="the reply (default: stdin)")
     parse.add_argument("--tools", metavar="FILE", help="validate against this tools file: JSON, TOML or YAML")
     parse.add_argument("--json", action="store_true", help="print a machine-readable report")
+    parse.add_argument("--no-repair", action="store_true", help="take arguments only as strict JSON (enable_auto_repair off)")
+    parse.add_argument("--max-size", type=int, default=None, metavar="BYTES", help="arguments larger are TLP-007 (default: the config's max_size)")
+    cli_ops.add_config_option(parse)
+    cli_ops.add_log_level(parse)
     parse.set_defaults(run=_parse_command)
     chat = commands.add_parser("chat", help="run one turn against a running server and print the tool calls")
-    chat.add_argument("--model", required=True)
-    chat.add_argument("--message", required=True)
+    chat.add_argument("--model", required=True, help="the model to ask")
+    chat.add_argument("--message", required=True, help="the user message of the turn")
     chat.add_argument("--tools", default=None, metavar="FILE", help="tools file: JSON, TOML or YAML")
     chat.add_argument("--stream", action="store_true", help="print text and calls as they arrive")
     cli_ops.add_client_options(chat)
     chat.set_defaults(run=_chat_command)
     stats = commands.add_parser("stats", help="success, repair and retry rates from a client's audit file (JSON lines)")
-    stats.add_argument("file", metavar="AUDIT.jsonl")
+    stats.add_argument("file", metavar="AUDIT.jsonl", help="the audit file (RetryConfig.audit_path)")
     stats.add_argument("--json", action="store_true", help="print the summary as JSON")
     stats.set_defaults(run=cli_ops.stats)
     config = commands.add_parser("config", help="the client settings in effect, and where each came from")
-    config.add_argument("action", choices=["show"])
-    config.add_argument("--config", default=None, metavar="FILE", help=".agent/config.yml or toolmend.toml")
+    config.add_argument("action", choices=["show"], help="show every setting, its value and its source")
+    cli_ops.add_config_option(config)
+    config.add_argument("--provider", default="ollama", help="the section model.providers.PROVIDER read (default ollama)")
     config.add_argument("--json", action="store_true", help="print the settings as JSON")
     config.set_defaults(run=cli_ops.config_show)
+    debug = commands.add_parser("debug", help="look into what the client did")
+    debug.add_argument("what", choices=["tool-call"], help="tool-call: every attempt of one chat, from the audit file")
+    debug.add_argument("--correlation-id", required=True, metavar="ID", help="the chat's correlation id (in logs and errors)")
+    debug.add_argument("--audit", default=None, metavar="AUDIT.jsonl", help="the audit file (default: the config's audit_path)")
+    cli_ops.add_config_option(debug)
+    debug.add_argument("--json", action="store_true", help="print the chat's audit lines as JSON")
+    debug.set_defaults(run=cli_ops.debug_tool_call)
     smoke = commands.add_parser("smoke", help="one turn per lane against a live server; a pass/fail line each")
-    smoke.add_argument("--model", required=True)
+    smoke.add_argument("--model", required=True, help="the model to ask")
     cli_ops.add_client_options(smoke)
     smoke.set_defaults(run=cli_ops.smoke)
     bench = commands.add_parser("bench", help="time toolmend against the peers installed here")
@@ -351,7 +401,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolmend` script; returns the exit status."""
     args = _parser().parse_args(argv)
-    return int(args.run(args))
+    with cli_ops.logging_to_stderr(getattr(args, "log_level", None)):
+        return int(args.run(args))
 
 
 if __name__ == "__main__":

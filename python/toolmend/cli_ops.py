@@ -1,32 +1,80 @@
-"""The operations commands of `toolmend`: `config show`, `stats`, `smoke`, and the client `chat` builds."""
+"""The operations commands of `toolmend`: `config show`, `stats`, `debug tool-call`, `smoke`, and the client
+`chat` builds; the `--log-level` every command that logs takes."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
 import json
+import logging
 import sys
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Iterator
 
 from toolmend._states import Lane
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def add_log_level(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--log-level", choices=LOG_LEVELS, type=str.lower, default=None,
+        help="print the 'toolmend' logger's records from this level up on stderr, as '[LEVEL] message'",
+    )
+
+
+@contextlib.contextmanager
+def logging_to_stderr(level: str | None) -> Iterator[None]:
+    """The 'toolmend' logger's records on stderr from ``level`` up while a command runs (None: as configured)."""
+    if level is None:
+        yield
+        return
+    logger = logging.getLogger("toolmend")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+    before = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(level.upper())
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(before)
+
+
+def load_config(args: argparse.Namespace, **overrides: Any) -> Any:
+    """The RetryConfig of a command: ``--config FILE`` (else $TOOLMEND_CONFIG or .agent/config.yml found from the
+    working directory up), the environment, ``overrides``; None after printing why it cannot be read."""
+    from toolmend.config import RetryConfig
+
+    provider = getattr(args, "provider", None) or "ollama"
+    try:
+        return RetryConfig.load(args.config, provider=provider, **overrides)
+    except (OSError, ValueError, TypeError) as e:
+        print(f"toolmend: {e}", file=sys.stderr)
+        return None
 
 
 # ---- toolmend config show ----------------------------------------------------------------------------
 
 
 def config_show(args: argparse.Namespace) -> int:
-    from toolmend.config import sources
+    from toolmend.config import SEED_NAMES, sources
 
     try:
-        rows = sources(args.config)
+        rows = sources(args.config, provider=args.provider)
     except (OSError, ValueError, TypeError) as e:
         print(f"toolmend: {e}", file=sys.stderr)
         return EXIT_USAGE
     if args.json:
         print(json.dumps({name: {"value": value, "source": where} for name, value, where in rows}, indent=2))
         return EXIT_OK
-    shown = [(name, "(built in)" if name == "retry_prompt_template" and where == "default" else repr(value), where)
+    # A limit is shown with the seed's name of it too (max_size (max_argument_size)).
+    seed_name = {short: seed for seed, short in SEED_NAMES.items()}
+    shown = [(name + (f" ({seed_name[name]})" if name in seed_name else ""),
+              "(built in)" if name == "retry_prompt_template" and where == "default" else repr(value), where)
              for name, value, where in rows]
     widths = [max(len(r[i]) for r in shown) for i in (0, 1)]
     for name, value, where in shown:
@@ -113,6 +161,74 @@ def stats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---- toolmend debug tool-call -------------------------------------------------------------------------
+
+
+def chat_outcome(attempts: list[dict[str, Any]]) -> str:
+    """A chat of the audit file as the seed's parse result: FAIL when its last attempt did not end it well,
+    REPAIRED when calls were mended (or salvaged), else SUCCESS."""
+    last = str(attempts[-1].get("lane"))
+    if last not in _SUCCESS:
+        return "FAIL"
+    if last == Lane.SALVAGED or any(a.get("repairs") for a in attempts):
+        return "REPAIRED"
+    return "SUCCESS"
+
+
+def debug_tool_call(args: argparse.Namespace) -> int:
+    """Every attempt of one chat, read from the audit file (``--audit``, else the config's ``audit_path``)."""
+    path = args.audit
+    if path is None:
+        config = load_config(args)
+        if config is None:
+            return EXIT_USAGE
+        path = config.audit_path
+    if path is None:
+        print("toolmend: no audit file: give --audit FILE, or set audit_path in the config", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with open(path, "rb") as f:
+            attempts = [line for line in (json.loads(raw) for raw in f if raw.strip()) if line.get("correlation_id") == args.correlation_id]
+    except (OSError, ValueError) as e:
+        print(f"toolmend: cannot read {path}: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    if not attempts:
+        print(f"toolmend: no attempt with correlation id {args.correlation_id!r} in {path}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps(attempts, indent=2))
+        return EXIT_OK
+    repairs: dict[str, int] = {}
+    for a in attempts:
+        for kind, n in (a.get("repairs") or {}).items():
+            repairs[kind] = repairs.get(kind, 0) + int(n)
+    started = datetime.datetime.fromtimestamp(float(attempts[0].get("ts") or 0), datetime.timezone.utc)
+    codes = [a["code"] for a in attempts if a.get("code")]
+    rows = [
+        ("Timestamp", started.isoformat(timespec="milliseconds").replace("+00:00", "Z")),
+        ("Model", str(attempts[0].get("model") or "-")),
+        ("Parse Result", chat_outcome(attempts)),
+        ("Retry Count", str(len(attempts) - 1)),
+        ("Repair Applied", ", ".join(f"{kind}" + (f" x{n}" if n > 1 else "") for kind, n in repairs.items()) or "none"),
+        ("Error Codes", ", ".join(codes) or "none"),
+        ("Tokens", f"{sum(int(a.get('prompt_tokens') or 0) for a in attempts)} prompt + "
+                   f"{sum(int(a.get('completion_tokens') or 0) for a in attempts)} completion"),
+    ]
+    print(f"Tool Call Debug: {args.correlation_id}")
+    for name, value in rows:
+        print(f"{name + ':':<16}{value}")
+    print("Attempts:")
+    for a in attempts:
+        print(
+            f"  {a.get('attempt')}  {str(a.get('lane')):<10}"
+            + (f" HTTP {a['status']}" if a.get("status") else " no reply")
+            + (f"  {a['code']}" if a.get("code") else "")
+            + f"  {float(a.get('duration_ms') or 0):.1f} ms"
+            + (f", then waited {float(a['delay_ms']):.0f} ms" if a.get("delay_ms") else "")
+        )
+    return EXIT_OK
+
+
 # ---- clients from the command line -------------------------------------------------------------------
 
 
@@ -134,7 +250,16 @@ def add_client_options(parser: argparse.ArgumentParser) -> None:
         help="server address: Ollama's (default OLLAMA_HOST or 127.0.0.1:11434) or an OpenAI-compatible /v1 URL",
     )
     parser.add_argument("--api-key", default=None, help="bearer token for --provider openai (never read from the environment)")
-    parser.add_argument("--config", default=None, metavar="FILE", help=".agent/config.yml or toolmend.toml")
+    add_config_option(parser)
+    add_log_level(parser)
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", default=None, metavar="FILE",
+        help=".agent/config.yml or toolmend.toml (default: $TOOLMEND_CONFIG, else .agent/config.yml found from the "
+        "working directory up)",
+    )
 
 
 # ---- toolmend smoke ----------------------------------------------------------------------------------
@@ -163,16 +288,15 @@ def smoke(args: argparse.Namespace) -> int:
     """One turn per lane that a live server can be made to take; a pass/fail line each."""
     import asyncio
 
-    from toolmend.config import RetryConfig
     from toolmend.errors import ModelHTTPError, ToolmendError
     from toolmend.registry import ToolRegistry
 
     registry = ToolRegistry.from_tools(SMOKE_TOOLS)
-    try:
-        config = RetryConfig.load(args.config, max_retries=max(1, RetryConfig.load(args.config).max_retries))
-    except (OSError, ValueError) as e:
-        print(f"toolmend: {e}", file=sys.stderr)
+    config = load_config(args)
+    if config is None:
         return EXIT_USAGE
+    if config.max_retries < 1:  # the reflection check needs one
+        config = load_config(args, max_retries=1)
     echo = [{"role": "user", "content": "Call the echo tool with the text 'smoke test'."}]
     delete = [{"role": "user", "content": "Delete the file /tmp/toolmend-smoke.txt with the delete_file tool."}]
 

@@ -130,7 +130,10 @@ class RetryExhaustedError(ToolmendError):
 
     ``attempts`` is the ledger (one entry per request), ``attempt`` the number of the last one, ``last_error``
     the last failure (a ToolCallError or a message), ``response`` the last reply body, ``usage`` the tokens of
-    every attempt summed."""
+    every attempt summed. ``code`` is the catalogue's code of why the calls still failed: the last failure's
+    (TLP-004 arguments that could not be read, TSR-003 a required argument missing, ...), or, when the chat
+    ended on something else (its deadline), the code of the last attempt that had one; None when no attempt
+    had one (a transport failure). Running out of retries has no code of its own (docs/errors.md says why)."""
 
     def __init__(
         self,
@@ -142,8 +145,14 @@ class RetryExhaustedError(ToolmendError):
         response: Any = None,
         usage: Any = None,
         attempt: int | None = None,
+        code: str | None = None,
     ) -> None:
         super().__init__(message)
+        if code is None:
+            code = getattr(last_error, "code", None)
+        if code is None:
+            code = next((a.error_code for a in reversed(attempts) if getattr(a, "error_code", None)), None)
+        self.code = code
         self.attempts = attempts
         self.attempt = attempt if attempt is not None else (getattr(attempts[-1], "number", None) if attempts else None)
         self.last_error = last_error
@@ -216,21 +225,22 @@ class ErrorInfo(NamedTuple):
 
 # Where each code reaches Python. Calls that fail inside a reply are returned, not raised: their code is on
 # the ToolCallError (and on the failed StreamEvent of a stream).
-_VALIDATION = (ValidationError, FieldError, ToolCallError)
-_LIMIT = (ParseError, RepairError, ToolCallError, ValidationError, FieldError)
+# RetryExhaustedError carries the code a call kept failing with, whichever it is.
+_VALIDATION = (ValidationError, FieldError, ToolCallError, RetryExhaustedError)
+_LIMIT = (ParseError, RepairError, ToolCallError, ValidationError, FieldError, RetryExhaustedError)
 _REPORTED_AS: Mapping[str, tuple[type, ...]] = {
-    Code.MISSING_FUNCTION: (ToolCallError,),
-    Code.EMPTY_NAME: (ToolCallError,),
-    Code.INVALID_NAME: (ToolCallError,),
-    Code.UNPARSEABLE: (ParseError, RepairError, ToolCallError),
-    Code.NAME_TOO_LONG: (ToolCallError,),
-    Code.CALL_CONSTRUCTION: (ParseError, ToolCallError),
+    Code.MISSING_FUNCTION: (ToolCallError, RetryExhaustedError),
+    Code.EMPTY_NAME: (ToolCallError, RetryExhaustedError),
+    Code.INVALID_NAME: (ToolCallError, RetryExhaustedError),
+    Code.UNPARSEABLE: (ParseError, RepairError, ToolCallError, RetryExhaustedError),
+    Code.NAME_TOO_LONG: (ToolCallError, RetryExhaustedError),
+    Code.CALL_CONSTRUCTION: (ParseError, ToolCallError, FailedCall, RetryExhaustedError),
     Code.TOO_LARGE: (*_LIMIT, ModelHTTPError),
     Code.TOO_DEEP_OR_TIMEOUT: _LIMIT,
     Code.REPLY_NOT_UNDERSTOOD: (ModelHTTPError, ToolCallError),
-    Code.CUT_OFF: (FailedCall,),
+    Code.CUT_OFF: (FailedCall, RetryExhaustedError),
     Code.PROVIDER_ERROR: (ToolCallError, ModelHTTPError),
-    Code.UNKNOWN_TOOL: (UnknownToolError, FieldError, ToolCallError),
+    Code.UNKNOWN_TOOL: (UnknownToolError, FieldError, ToolCallError, RetryExhaustedError),
     Code.INVALID_ARGUMENTS: _VALIDATION,
     Code.REQUIRED_MISSING: _VALIDATION,
     Code.TYPE_MISMATCH: _VALIDATION,
@@ -260,6 +270,11 @@ def catalogue_markdown() -> str:
         "arguments, the limits), `TSR` for the tool registry (definitions and validation). The code is the",
         "`code` of the exception (of each of a `ValidationError`'s `errors`) or of the error returned as data",
         "(`ToolCallError`, `FieldError`, `RepairError`); `toolmend.ERROR_CODES[code]` holds the text below.",
+        "",
+        "`RetryExhaustedError.code` (and its subclasses') is the code the calls kept failing with: the last",
+        "failure's. Running out of retries has no code of its own. Seed 000's summary table calls it",
+        "ACODE-TLP-006, but the TLP catalogue this one follows (seed 003) gives TLP-006 to a call that could not",
+        "be built; so the error says why the calls failed, and its type says that the retries ran out.",
         "",
         "| code | title |",
         "| --- | --- |",

@@ -198,11 +198,17 @@ class ToolRegistry(_core.ToolRegistry):
         MCP ``tools/list`` result (bare, or in its JSON-RPC envelope) are read too. A tool with no schema
         is refused (TSR-006), never opened up. A broken tool does not stop the others: it is logged and
         listed in ``skipped``.
+
+        The ``tool_registry`` section's ``max_schema_size`` refuses a tool whose schema (as compact JSON) is
+        larger, with TSR-006; the core refuses schemas over SCHEMA_SIZE_CEILING bytes whatever it says.
+        ``pattern_timeout_ms`` is noted at INFO: patterns run on a linear-time engine, with nothing to time out.
         """
         config = _read_config(path)
         section = config.get("tool_registry") if isinstance(config, Mapping) else None
+        section = section if isinstance(section, Mapping) else {}
         # The failure records of .agent/config.yml's tool_registry section apply to the registry it lists.
-        settings = {k: section[k] for k in _LOG_SETTINGS if isinstance(section, Mapping) and section.get(k) is not None}
+        settings = {k: section[k] for k in _LOG_SETTINGS if section.get(k) is not None}
+        max_schema_size = _schema_size_limit(section, path)
         registry = cls(strict, names=names, **settings)
         skipped: list[SkippedTool] = []
         for entry in _tool_entries(config):
@@ -211,6 +217,8 @@ class ToolRegistry(_core.ToolRegistry):
                 skipped.append(SkippedTool(name, "disabled"))
                 continue
             try:
+                if max_schema_size is not None:
+                    _check_schema_size(entry, max_schema_size)
                 registry.register_tool(entry, version=str(entry.get("version", "1.0.0")), category=entry.get("category"))
             except (SchemaError, TypeError, ValueError) as e:
                 code = getattr(e, "code", None)
@@ -222,6 +230,43 @@ class ToolRegistry(_core.ToolRegistry):
 
 
 _LOG_SETTINGS = ("validation_failure_log_level", "include_actual_values")
+
+#: The largest schema the core registers, in bytes of compact JSON (MAX_SCHEMA_BYTES of rust/core/src/schema/check.rs):
+#: larger ones are TSR-006 whatever ``tool_registry.max_schema_size`` says.
+SCHEMA_SIZE_CEILING = 50 * 1024
+
+
+def _schema_size_limit(section: Mapping[str, Any], path: str | os.PathLike[str]) -> int | None:
+    """``tool_registry.max_schema_size`` (None when not set), with the notes on the keys that mean nothing here."""
+    where = os.fspath(path)
+    if "pattern_timeout_ms" in section:
+        logger.info(
+            "config %s: tool_registry.pattern_timeout_ms is not needed: patterns run on a linear-time regex engine "
+            "(no backtracking), so no pattern can take longer than linear time to match", where,
+        )
+    if "cache_compiled_schemas" in section:
+        logger.debug("config %s: tool_registry.cache_compiled_schemas: schemas are always compiled once", where)
+    limit = section.get("max_schema_size")
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"{where}: tool_registry.max_schema_size = {limit!r} is not a number of bytes")
+    if limit > SCHEMA_SIZE_CEILING:
+        logger.info(
+            "config %s: tool_registry.max_schema_size = %d is over the registry's ceiling of %d bytes, which holds",
+            where, limit, SCHEMA_SIZE_CEILING,
+        )
+    return limit
+
+
+def _check_schema_size(entry: Mapping[str, Any], limit: int) -> None:
+    """SchemaError TSR-006 when the tool's schema, as compact JSON, is over ``limit`` bytes."""
+    schema = tool_spec(entry).schema
+    size = len(json.dumps(schema, separators=(",", ":"), ensure_ascii=False).encode())
+    if size > limit:
+        raise SchemaError(
+            Code.SCHEMA_INVALID, f"Schema exceeds tool_registry.max_schema_size of {limit} bytes ({size} bytes)", ""
+        )
 
 
 def _read_config(path: str | os.PathLike[str]) -> Any:

@@ -22,6 +22,8 @@ from toolmend.client.events import (
     ToolCallFailed,
     ToolCallStarted,
 )
+from toolmend._states import Code
+from toolmend.errors import FailedCall
 from toolmend.response import parse_response
 
 #: Where the calls a reply sends in its structured field come from.
@@ -32,10 +34,12 @@ class Assembly:
     """Calls, failures and text of one attempt, for a streamed reply (``text``, ``chunk``, ``end``) or a whole one
     (``whole``)."""
 
-    def __init__(self, registry: Any, limits: Mapping[str, Any], repair: bool) -> None:
+    def __init__(self, registry: Any, limits: Mapping[str, Any], repair: bool, max_calls: int | None = None) -> None:
         self.registry = registry
         self.limits = limits
         self.repair = repair
+        #: Calls taken from the reply at most (RetryConfig.max_concurrent_calls); the calls after them fail.
+        self.max_calls = max_calls
         self.calls: list[ToolCall] = []
         self.errors: list[Any] = []
         self.text_parts: list[str] = []
@@ -80,6 +84,19 @@ class Assembly:
             self.text_parts.append(result.text)
         if result.reasoning:
             self.thinking_parts.append(result.reasoning)
+
+    def whole_events(self) -> list[Any]:
+        """The events of a reply read whole, for chat_stream when streaming is off: its reasoning, its text, each
+        call (started, then completed) and each failure, in the order a stream of the same reply gives them."""
+        out: list[Any] = []
+        if self.thinking:
+            out.append(ReasoningDelta(self.thinking))
+        if self.text:
+            out.append(TextDelta(self.text))
+        for call in self.ordered_calls():
+            out += [ToolCallStarted(call.index, call.id, call.name), ToolCallCompleted(call)]
+        out += [ToolCallFailed(error.index, error) for error in self.errors]
+        return out
 
     # ---- a streamed reply ------------------------------------------------------------------------------
 
@@ -167,5 +184,22 @@ class Assembly:
         return out
 
     def _call(self, call: ToolCall) -> Any:
+        if self.max_calls is not None and len(self.calls) >= self.max_calls:
+            return self._over_cap(call)
         self.calls.append(call)
         return ToolCallCompleted(call)
+
+    def _over_cap(self, call: ToolCall) -> Any:
+        """A call past ``max_calls``: not taken, a failure (TLP-006) that asks for it again in the next reply."""
+        error = FailedCall(
+            code=Code.CALL_CONSTRUCTION,
+            message=f"the reply held more than {self.max_calls} tool calls (max_concurrent_calls): this one was not taken",
+            tool_name=call.name,
+            raw_arguments=call.raw_arguments,
+            index=call.index,
+            suggestion=f"make at most {self.max_calls} tool calls in one reply; make this one again in the next reply",
+            id=call.id,
+        )
+        self.errors.append(error)
+        self.failed_wire.add(call.index)
+        return ToolCallFailed(call.index, error)

@@ -83,9 +83,13 @@ class Engine:
         meter_provider: Any = None,
     ) -> None:
         self.model = model
-        # A client made without a config reads the environment (TOOLMEND_*), as RetryConfig.load does.
-        self.config = cfg = config if config is not None else RetryConfig.load()
+        # A client made without a config reads the environment (TOOLMEND_*), never a file: a config file is
+        # read by RetryConfig.load, and the client takes the config it is given.
+        self.config = cfg = config if config is not None else RetryConfig.load(discover=False)
         self._limits = repair_limits(cfg)
+        # A streamed call's arguments are held to the stream's buffer size too (tool_call.streaming.buffer_size).
+        buffer = cfg.stream_buffer_size
+        self._stream_limits = {**self._limits, "max_size": min(cfg.max_size, buffer)} if buffer else self._limits
         self._tools = Toolset(registry, cfg, self._limits)
         self._own_client = http_client is None
         timeout = httpx.Timeout(cfg.first_byte_timeout_s, connect=cfg.connect_timeout_s)
@@ -221,8 +225,11 @@ class Engine:
                 turn.kept = merge(turn.kept, calls)
                 turn.texts.append(asm.text)
                 self.stats.failed(failures)
-                outcomes.note(turn, lanes.MODEL, reply, failures[0].code)
-                if turn.reflections >= cfg.max_retries or outcomes.over_budget(turn):
+                last = turn.reflections >= cfg.max_retries or outcomes.over_budget(turn)
+                # Reflections are spaced as the seed says: retry_delay_ms, doubling (100, 200, 400 ms).
+                delay = 0.0 if last else outcomes.reflection_delay(turn)
+                outcomes.note(turn, lanes.MODEL, reply, failures[0].code, delay)
+                if last:
                     for failure in failures:
                         yield ToolCallFailed(failure.index, failure)
                     outcomes.exhausted(turn, failures[0])
@@ -232,12 +239,14 @@ class Engine:
                 )
                 for failure in failures:
                     outcomes.log(
-                        logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): model, %s",
+                        logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): model, %s, waiting %.3fs",
                         turn.reflections, cfg.max_retries, loggable(failure.tool_name or "?"), turn.correlation_id,
-                        failure.code, lane=lanes.MODEL, code=failure.code,
+                        failure.code, delay, lane=lanes.MODEL, code=failure.code,
                     )
                 if hooked:
                     await outcomes.announce(turn, retry=True)
+                if delay > 0:
+                    await self._sleep(delay)
                 outcomes.check_deadline(turn)
         except ToolmendError as error:
             turn.error = error
@@ -261,11 +270,16 @@ class Engine:
     ) -> AsyncGenerator[Any, None]:
         """One request: its events while it streams, then its Reply (last, always). The deadline bounds the
         whole exchange (waiting for a connection, the headers, a body sent a byte at a time), not each read."""
-        reply = Reply(Assembly(self._tools.checking(), self._limits, self.config.enable_auto_repair))
-        content = orjson.dumps(self._payload(turn.messages, specs, fields, stream))
+        cfg = self.config
+        # streaming: false (the seed's model.providers.<provider>.streaming) reads whole replies under chat_stream
+        # too, and hands out each one's events once it is read.
+        streamed = stream and cfg.streaming
+        limits = self._stream_limits if streamed else self._limits
+        reply = Reply(Assembly(self._tools.checking(), limits, cfg.enable_auto_repair, cfg.max_concurrent_calls))
+        content = orjson.dumps(self._payload(turn.messages, specs, fields, streamed))
         t0 = time.monotonic()
         try:
-            if stream:
+            if streamed:
                 async with aclosing(self._transport.streamed(content, reply, turn.deadline)) as events:
                     async for event in events:
                         yield event
@@ -288,6 +302,9 @@ class Engine:
             else:
                 reply.data = json_or_none(reply.body)
                 self._read_whole(reply)
+                if stream:
+                    for event in reply.assembly.whole_events():
+                        yield event
         reply.duration_s = time.monotonic() - t0
         yield reply
 
@@ -301,8 +318,14 @@ class Engine:
         payload: dict[str, Any] = {"model": self.model, "messages": messages, "stream": stream}
         if specs:
             payload["tools"] = specs
+        payload.update(self._option_fields(self.config.options) if self.config.options else {})
         payload.update(fields)
         return payload
+
+    def _option_fields(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The request fields of the config's model options (``RetryConfig.options``); the chat's own fields
+        are laid over them."""
+        raise NotImplementedError
 
     def _read_whole(self, reply: Reply) -> None:
         """Fills ``reply`` (error_text, usage, finish_reason, its assembly) from ``reply.data``/``reply.body``."""

@@ -84,7 +84,8 @@ class OllamaClient(Engine):
         """Sends the conversation and returns the assistant's checked tool calls, reflecting failed calls back
         to the model and backing off on transport errors. ``messages`` is never modified. ``tools``: names of
         registry tools or definitions (default: every tool of the registry); ``options``, ``think``,
-        ``keep_alive`` and ``format`` go into the request as Ollama reads them."""
+        ``keep_alive`` and ``format`` go into the request as Ollama reads them (``options`` laid over the
+        config's, key by key)."""
         return await self._chat(messages, tools, _fields(options, think, keep_alive, format))
 
     def chat_stream(
@@ -155,6 +156,26 @@ class OllamaClient(Engine):
                 if done:
                     return
         reply.failure = "the stream ended before its last line (done)"
+
+    def _option_fields(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        # Ollama reads ``format`` beside ``options``, not in them.
+        options = dict(options)
+        fields: dict[str, Any] = {}
+        if "format" in options:
+            fields["format"] = options.pop("format")
+        if options:
+            fields["options"] = options
+        return fields
+
+    def _payload(
+        self, messages: list[dict[str, Any]], specs: list[dict[str, Any]], fields: Mapping[str, Any], stream: bool
+    ) -> dict[str, Any]:
+        # A chat's own options are laid over the config's, key by key.
+        configured = self.config.options
+        if configured and isinstance(fields.get("options"), Mapping):
+            base = self._option_fields(configured).get("options", {})
+            fields = {**fields, "options": {**base, **fields["options"]}}
+        return super()._payload(messages, specs, fields, stream)
 
     def _wire_call(self, call: ToolCall) -> dict[str, Any]:
         return {"id": call.id, "function": {"index": call.index, "name": call.name, "arguments": call.arguments}}

@@ -117,6 +117,17 @@ class OpenAICompatibleClient(Engine):
         extra = {"stream_options": {"include_usage": True}, **fields} if stream else fields
         return super()._payload(messages, specs, extra, stream)
 
+    def _option_fields(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        # Each option is a request field as the server reads it; Ollama's ``format`` is ``response_format``.
+        fields = dict(options)
+        if "format" in fields:
+            wanted = fields.pop("format")
+            if wanted == "json":
+                fields.setdefault("response_format", {"type": "json_object"})
+            elif isinstance(wanted, Mapping):
+                fields.setdefault("response_format", {"type": "json_schema", "json_schema": {"name": "reply", "schema": dict(wanted)}})
+        return fields
+
     def _read_whole(self, reply: Reply) -> None:
         data = reply.data
         if not isinstance(data, dict):

@@ -7,7 +7,7 @@ import logging
 import time
 from typing import Any, Callable, Mapping
 
-from toolmend._log import loggable
+from toolmend._log import loggable, repair_details
 from toolmend._states import Code, Lane, Verdict
 from toolmend.client import lanes
 from toolmend.client.breaker import CircuitBreaker
@@ -183,6 +183,15 @@ class Outcomes:
                 errors = getattr(failure, "validation", None) or [failure]
                 metrics.count(failure.tool_name or "?", errors, None, turn.correlation_id)
 
+    def reflection_delay(self, turn: Turn) -> float:
+        """Seconds to wait before the next reflection: ``retry_delay_ms`` doubled for each reflection made
+        (100, 200, 400 ms by default; 0 waits not at all), at most ``backoff_cap_ms`` and never past the deadline."""
+        cfg = self.config
+        if not cfg.retry_delay_ms:
+            return 0.0
+        ms = min(cfg.retry_delay_ms * 2**turn.reflections, cfg.backoff_cap_ms)
+        return min(ms / 1000, max(0.0, turn.deadline - time.monotonic()))
+
     def over_budget(self, turn: Turn) -> bool:
         budget = self.config.token_budget
         return budget is not None and turn.usage.total_tokens >= budget
@@ -226,8 +235,11 @@ class Outcomes:
                 usage=turn.usage,
             )
 
-    def log(self, level: int, turn: Turn, message: str, *args: Any, lane: str | None = None, code: str | None = None) -> None:
-        """A record with the chat's fields in ``extra``: correlation_id, attempt, lane, code, model."""
+    def log(
+        self, level: int, turn: Turn, message: str, *args: Any, lane: str | None = None, code: str | None = None,
+        **fields: Any,
+    ) -> None:
+        """A record with the chat's fields in ``extra``: correlation_id, attempt, lane, code, model (and ``fields``)."""
         if logger.isEnabledFor(level):
             extra = {
                 "correlation_id": turn.correlation_id,
@@ -235,6 +247,7 @@ class Outcomes:
                 "lane": lane,
                 "code": code,
                 "model": turn.model,
+                **fields,
             }
             logger.log(level, message, *args, extra=extra)
 
@@ -242,6 +255,14 @@ class Outcomes:
         """The chat's result: the calls kept from earlier attempts and this one's; the circuit closes."""
         calls = merge(turn.kept, calls)
         text = turn.text(reply.assembly.text)
+        if self.config.log_repair_details and logger.isEnabledFor(logging.DEBUG):
+            for call in calls:
+                if call.repairs:
+                    self.log(
+                        logging.DEBUG, turn, "Repair applied to %s (%s): %s", loggable(call.name), call.id,
+                        repair_details(call.repairs), tool_name=call.name, tool_call_id=call.id,
+                        repair_applied=[r.kind for r in call.repairs],
+                    )
         if self.config.log_argument_values and logger.isEnabledFor(logging.DEBUG):
             for call in calls:
                 self.log(logging.DEBUG, turn, "call %s %s arguments %s", call.id, call.name, mask_secrets(call.arguments))

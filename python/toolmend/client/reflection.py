@@ -11,7 +11,7 @@ from typing import Any, Literal, Sequence
 
 import orjson
 
-from toolmend.config import DEFAULT_RETRY_PROMPT
+from toolmend.config import DEFAULT_RETRY_PROMPT, fill_template
 from toolmend.errors import ERROR_CODES, FailedCall
 from toolmend._states import Code
 
@@ -37,8 +37,19 @@ def cut_off(error_or_call: Any, finish_reason: str = "length") -> FailedCall:
     )
 
 
+#: Codes that say the call named no tool there is: its prompt names the tools there are, never asks for it again.
+NAME_CODES = frozenset({Code.UNKNOWN_TOOL, Code.MISSING_FUNCTION, Code.EMPTY_NAME, Code.INVALID_NAME, Code.NAME_TOO_LONG})
+
+
 def error_prompt(error: Any, registry: Any = None, template: str = DEFAULT_RETRY_PROMPT) -> str:
-    """The retry prompt for one failed call: what was wrong, where, and what the tool expects."""
+    """The retry prompt for one failed call: what was wrong, where, and what the tool expects.
+
+    ``template``'s placeholders are filled by replacement (toolmend.config.PLACEHOLDERS); other braces stay as
+    written. A call that names no tool there is (unknown, or a name the rules refuse) gets a prompt of its own
+    instead: the tools the model can call, and leave to answer without one; never a request to call that
+    name again."""
+    if error.code in NAME_CODES:
+        return unknown_tool_prompt(error, registry)
     hint = ""
     if registry is not None and error.tool_name and error.tool_name in registry:
         hint = registry.schema_hint(error.tool_name)
@@ -48,17 +59,41 @@ def error_prompt(error: Any, registry: Any = None, template: str = DEFAULT_RETRY
         f"- {f.path or '/'}: {f.message}" + (f" (expected {f.expected}, got {f.actual})" if f.expected else "")
         for f in error.validation
     ]
-    return template.format(
-        tool_name=error.tool_name or "?",
-        error_type=error_type(error.code),
-        error_code=error.code,
-        error_position=error.position if error.position is not None else "-",
-        error_message=error.message + (f" ({error.suggestion})" if error.suggestion else ""),
-        validation_errors=("Errors:\n" + "\n".join(lines) + "\n") if lines else "",
-        malformed_json=clip(error.raw_arguments or ""),
-        schema_hint=hint or "a JSON object",
-        schema_example=hint or "a JSON object",
+    return fill_template(
+        template,
+        {
+            "tool_name": error.tool_name or "?",
+            "error_type": error_type(error.code),
+            "error_code": error.code,
+            "error_position": error.position if error.position is not None else "-",
+            "error_message": error.message + (f" ({error.suggestion})" if error.suggestion else ""),
+            "validation_errors": ("Errors:\n" + "\n".join(lines) + "\n") if lines else "",
+            "malformed_json": clip(error.raw_arguments or ""),
+            "schema_hint": hint or "a JSON object",
+            "schema_example": hint or "a JSON object",
+        },
     )
+
+
+def unknown_tool_prompt(error: Any, registry: Any = None) -> str:
+    """The prompt for a call naming no tool there is: why, and the tools that can be called."""
+    name = clip(error.tool_name or "", 100)
+    if error.code == Code.UNKNOWN_TOOL:
+        lines = [f"There is no tool named '{name}' ({error.code})."]
+    else:
+        named = f"'{name}' " if name else ""
+        lines = [f"The tool call's name {named}could not be used: {error.message} ({error.code})."]
+    if registry is not None and len(registry):
+        tools = registry.tools()
+        shown = ", ".join(t.name for t in tools[:20]) + (f" and {len(tools) - 20} more" if len(tools) > 20 else "")
+        lines.append(f"The tools you can call are: {shown}.")
+    else:
+        lines.append("Only the tools declared in this conversation can be called.")
+    lines.append(
+        "If one of them does what you need, call it with its arguments as one JSON object; "
+        "otherwise answer without a tool call."
+    )
+    return "\n".join(lines)
 
 
 def reflection_messages(
@@ -124,16 +159,19 @@ def reflection_messages(
 def raw_reflection(raw: str, error_text: str, template: str = DEFAULT_RETRY_PROMPT) -> list[dict[str, Any]]:
     """The server's own parser refused the call: its raw text replayed as the assistant's, the error as a user
     message (no tool_calls: the same in every provider's form)."""
-    prompt = template.format(
-        tool_name="?",
-        error_type="invalid JSON",
-        error_code=Code.UNPARSEABLE,
-        error_position="-",
-        error_message=error_text,
-        validation_errors="",
-        malformed_json=clip(raw),
-        schema_hint="one of the declared tools",
-        schema_example="one of the declared tools",
+    prompt = fill_template(
+        template,
+        {
+            "tool_name": "?",
+            "error_type": "invalid JSON",
+            "error_code": Code.UNPARSEABLE,
+            "error_position": "-",
+            "error_message": error_text,
+            "validation_errors": "",
+            "malformed_json": clip(raw),
+            "schema_hint": "one of the declared tools",
+            "schema_example": "one of the declared tools",
+        },
     )
     return [{"role": "assistant", "content": clip(raw)}, {"role": "user", "content": prompt}]
 
