@@ -835,9 +835,10 @@ struct Tag<'a> {
 
 /// The `<parameter=K>V</parameter>` (Qwen3-Coder) or `<parameter name="K">V</parameter>`
 /// (MiniMax) tags of `text`, in one pass each over opens and closes. A value ends at its
-/// `</parameter>`, or at the next `<parameter` when its closer is missing; a value that holds
-/// other formats' markup (`<tool_call>`, `<invoke`) is read whole. A key given twice, or a
-/// `</parameter>` that closes no value, is `Err` (see `Ambiguous`).
+/// `</parameter>` (the last one's may be missing at the end); a value that holds other
+/// formats' markup (`<tool_call>`, `<invoke`) is read whole. A key given twice, a
+/// `</parameter>` that closes no value, or a parameter opened before the one before it closed,
+/// is `Err` (see `Ambiguous`).
 fn parameter_spans(text: &str) -> Result<Vec<Tag<'_>>, Ambiguous> {
     let bytes = text.as_bytes();
     let opens: Vec<usize> = memchr::memmem::find_iter(bytes, "<parameter")
@@ -871,6 +872,12 @@ fn parameter_spans(text: &str) -> Result<Vec<Tag<'_>>, Ambiguous> {
         }
         let next_open = opens.get(n + 1).copied().unwrap_or(text.len());
         let close = closes.peek().copied().filter(|&c| c < next_open);
+        if close.is_none() && next_open < text.len() {
+            // Another parameter opens before this one closed: a closer forgotten, or a value
+            // holding a parameter tag. Nothing tells them apart, and guessing would let the
+            // value's text choose the arguments.
+            return Err(next_open);
+        }
         used = close;
         if close.is_some() {
             closes.next();

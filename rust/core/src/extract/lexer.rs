@@ -227,6 +227,10 @@ impl Lexer {
                 let next = memmem::find(hay, PARAM_OPEN).map(|j| (i + j, PARAM_OPEN.len(), true));
                 let close = close.map(|c| (c, PARAM_CLOSE.len(), false));
                 match next.or(close) {
+                    Some((at, len, true)) if at + len == end && !cx.at_end => {
+                        self.pos = at;
+                        return Lexed::Wait; // whether it is a tag: the next byte says
+                    }
                     Some((at, len, true)) => {
                         self.pos = at + len;
                         let tag = matches!(cx.byte(at + len), Some(b'=' | b' ' | b'\t'));
