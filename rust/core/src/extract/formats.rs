@@ -839,8 +839,15 @@ struct Tag<'a> {
 /// formats' markup (`<tool_call>`, `<invoke`) is read whole. A key given twice, a
 /// `</parameter>` that closes no value, or a parameter opened before the one before it closed,
 /// is `Err` (see `Ambiguous`).
-fn parameter_spans(text: &str) -> Result<Vec<Tag<'_>>, Ambiguous> {
+fn parameter_spans(text: &str, only_tags: bool) -> Result<Vec<Tag<'_>>, Ambiguous> {
     let bytes = text.as_bytes();
+    // With `only_tags`, nothing but space stands between a closer and the next tag: text there
+    // is what a value's markup left after a closer it held.
+    let mut last_end: Option<usize> = None;
+    let between = |from: Option<usize>, to: usize| match from {
+        Some(e) if only_tags && !text[e..to].trim().is_empty() => Err(e),
+        _ => Ok(()),
+    };
     let opens: Vec<usize> = memchr::memmem::find_iter(bytes, "<parameter")
         .filter(|&at| matches!(bytes.get(at + 10), Some(b'=' | b' ' | b'\t')))
         .collect();
@@ -855,6 +862,7 @@ fn parameter_spans(text: &str) -> Result<Vec<Tag<'_>>, Ambiguous> {
                 return Err(c);
             }
         }
+        between(last_end, at)?;
         let after = &text[at + "<parameter".len()..];
         let Some(gt) = after.find('>') else { break };
         let key = after[..gt].trim_start();
@@ -879,8 +887,9 @@ fn parameter_spans(text: &str) -> Result<Vec<Tag<'_>>, Ambiguous> {
             return Err(next_open);
         }
         used = close;
-        if close.is_some() {
+        if let Some(c) = close {
             closes.next();
+            last_end = Some(c + "</parameter>".len());
         }
         let value_end = close.unwrap_or(next_open.min(text.len()));
         tags.push(Tag {
@@ -890,7 +899,7 @@ fn parameter_spans(text: &str) -> Result<Vec<Tag<'_>>, Ambiguous> {
     }
     match closes.next() {
         Some(c) => Err(c),
-        None => Ok(tags),
+        None => between(last_end, text.len()).map(|()| tags),
     }
 }
 
@@ -936,7 +945,7 @@ fn tags_to_call(call: &mut FoundCall, tags: Result<Vec<(&str, &str)>, Ambiguous>
 
 /// `<parameter=path>\na.txt\n</parameter>` pairs (see `parameter_spans`).
 fn parameter_tags(text: &str) -> Result<Vec<(&str, &str)>, Ambiguous> {
-    Ok(parameter_spans(text)?
+    Ok(parameter_spans(text, true)?
         .into_iter()
         .map(|t| (t.key, &text[t.value]))
         .collect())
@@ -949,7 +958,7 @@ fn parameter_tags(text: &str) -> Result<Vec<(&str, &str)>, Ambiguous> {
 fn invoke_calls(
     body: &str,
 ) -> Result<Vec<(&str, usize, Result<Vec<(&str, &str)>, Ambiguous>)>, Ambiguous> {
-    let values: Vec<std::ops::Range<usize>> = parameter_spans(body)?
+    let values: Vec<std::ops::Range<usize>> = parameter_spans(body, false)?
         .into_iter()
         .map(|t| t.value)
         .collect();
@@ -999,8 +1008,9 @@ fn arg_key_call(body: &str, at: usize, format: &'static str) -> Option<FoundCall
     let mut ambiguous = None;
     let mut from = first;
     while let Some(k) = body[from..].find("<arg_key>").map(|k| from + k) {
-        if let Some(stray) = body[from..k].find("</arg_value>") {
-            ambiguous = Some(from + stray);
+        if from > first && !body[from..k].trim().is_empty() {
+            // Text between a value's closer and the next key: a closer the value held.
+            ambiguous = Some(from);
             break;
         }
         let key_from = k + "<arg_key>".len();
@@ -1027,8 +1037,8 @@ fn arg_key_call(body: &str, at: usize, format: &'static str) -> Option<FoundCall
         pairs.push((key, &rest[..v_len]));
         from = value_from + v_len + if closed { "</arg_value>".len() } else { 0 };
     }
-    if ambiguous.is_none() {
-        ambiguous = body[from..].find("</arg_value>").map(|s| from + s);
+    if ambiguous.is_none() && !body[from..].trim().is_empty() {
+        ambiguous = Some(from);
     }
     let mut call = FoundCall {
         name: Some(name.to_string()),

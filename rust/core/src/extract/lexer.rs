@@ -70,6 +70,9 @@ pub(super) struct Lexer {
     /// A parameter tag was seen: the body is tags around raw values, not JSON, so brackets
     /// and quotes between the tags are text and only a stop ends it.
     tagged: bool,
+    /// A tagged body's `</function>` came: the call is whole, and the format's next opener
+    /// starts the next call.
+    function_closed: bool,
     /// Inside GLM's `<arg_value>` up to `</arg_value>` (or the next `<arg_key>`, its closer
     /// missing): raw text, like a parameter's value.
     arg_value: bool,
@@ -133,6 +136,7 @@ impl Lexer {
             nested: false,
             arg_value: false,
             tagged: false,
+            function_closed: false,
             depth: 0,
             may_start: true,
             after: None,
@@ -288,12 +292,14 @@ impl Lexer {
                         end: i + len,
                     }
                 }
-                Stop::At(_, false) => {
+                // A tagged body ends only at its closer: its opener may be a value's text.
+                Stop::At(_, false) if !self.tagged || self.function_closed => {
                     return Lexed::End {
                         body_end: i,
                         end: i,
                     }
                 }
+                Stop::At(..) => {}
                 Stop::Partial => return Lexed::Wait,
                 Stop::None => {}
             }
@@ -321,6 +327,16 @@ impl Lexer {
                 }
             }
             if self.tagged {
+                const FUNCTION_CLOSE: &[u8] = b"</function>";
+                let rest = &cx.b[i - cx.base..];
+                if rest.starts_with(FUNCTION_CLOSE) {
+                    self.function_closed = true;
+                } else if !cx.at_end
+                    && rest.len() < FUNCTION_CLOSE.len()
+                    && FUNCTION_CLOSE.starts_with(rest)
+                {
+                    return Lexed::Wait;
+                }
                 self.pos = i + 1;
                 continue;
             }
