@@ -219,6 +219,7 @@ class _PyReader:
     def __init__(self, suite: Suite, path: str, tree: ast.Module) -> None:
         self.suite, self.path = suite, path
         self.helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("test")}
+        self.site: int | None = None  # the line of the helper call a case came through
 
     def skip(self, family: str, node: ast.AST, reason: str) -> None:
         for _ in _subject_calls(node):
@@ -324,7 +325,9 @@ class _PyReader:
                     self.skip(family, helper, "input not a literal")
                     return
                 sub: list[Pending] = []
+                outer, self.site = self.site, self.site or stmt.lineno
                 self.block(helper.body, bound, family, sub, depth + 1)
+                self.site = outer
                 for p in sub:
                     if not p.used:
                         self.skip(family, p.call, "no expected value")
@@ -440,7 +443,7 @@ class _PyReader:
             elif isinstance(expected, (set, tuple)):
                 self.suite.skipped.append((family, "expected value not JSON"))
                 return
-        line = getattr(call, "lineno", 0)
+        line = self.site or getattr(call, "lineno", 0)
         self.suite.cases.append(Case(self.suite.name, f"{self.path}:{line}", family, text, expected, not objects))
 
 
