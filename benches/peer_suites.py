@@ -141,11 +141,12 @@ def _eval(node: ast.AST, env: dict[str, Any]) -> Any:
             return -v if isinstance(node.op, ast.USub) else v
         raise Unreadable("unary")
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mult)):
-        a, b = _eval(node.left, env), _eval(node.right, env)
-        ok = (str, int, float, list, tuple)
-        if not isinstance(a, ok) or not isinstance(b, ok):
-            raise Unreadable("operands")
-        return a + b if isinstance(node.op, ast.Add) else a * b
+        a: Any = _eval(node.left, env)
+        b: Any = _eval(node.right, env)
+        try:
+            return a + b if isinstance(node.op, ast.Add) else a * b
+        except (TypeError, ValueError, OverflowError, MemoryError) as e:
+            raise Unreadable("operands") from e
     if isinstance(node, ast.JoinedStr):
         out = []
         for part in node.values:
@@ -188,7 +189,7 @@ def _is_subject(node: ast.AST) -> bool:
 
 
 def _subject_calls(node: ast.AST) -> list[ast.Call]:
-    return [n for n in ast.walk(node) if _is_subject(n)]
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and _is_subject(n)]
 
 
 _TEXT_ONLY_OPTIONS = {"skip_json_loads", "ensure_ascii", "indent", "separators", "sort_keys"}
@@ -845,7 +846,7 @@ def readers() -> dict[str, Callable[[str], Any]]:
 
     def tm_repair(text: str) -> Any:
         r = toolmend.repair(text)
-        return FAIL if r.error is not None else json.loads(r.json)
+        return FAIL if r.error is not None or r.json is None else json.loads(r.json)
 
     found: dict[str, Callable[[str], Any]] = {"toolmend.loads": toolmend.loads, "toolmend.repair": tm_repair}
 
