@@ -288,47 +288,52 @@ STYLE_FAULTS: dict[str, Callable[[Any, Style, random.Random], bool]] = {
 }
 
 
-def _missing_brace(text: str, rng: random.Random) -> str | None:
+def _missing_brace(text: str, rng: random.Random, cut: bool) -> str | None:
     stripped = text.rstrip()
     return stripped[:-1] if stripped.endswith("}") else None
 
 
-def _cut_off(text: str, rng: random.Random) -> str | None:
+def _cut_off(text: str, rng: random.Random, cut: bool) -> str | None:
     """The reply stops after the last value: every closer at the end missing, and at times the last quote."""
-    cut = text.rstrip()
-    while cut and cut[-1] in "}] \n\t,":
-        cut = cut[:-1]
-    if cut and cut[-1] in "\"'\u201d" and rng.random() < 0.5:
-        cut = cut[:-1]
-    if cut == text.rstrip()[:-1] or not cut:
+    end = text.rstrip()
+    while end and end[-1] in "}] \n\t,":
+        end = end[:-1]
+    if end and end[-1] in "\"'\u201d" and rng.random() < 0.5:
+        end = end[:-1]
+    if end == text.rstrip()[:-1] or not end:
         return None  # one brace only is the missing-brace fault
-    return cut
+    return end
 
 
-def _fence(text: str, rng: random.Random) -> str | None:
+# A reply cut off has no end: wrapped, it keeps only the opening of its wrapper.
+
+
+def _fence(text: str, rng: random.Random, cut: bool) -> str | None:
     lang = rng.choice(["json", "json", "", "JSON"])
-    return f"```{lang}\n{text}\n```"
+    return f"```{lang}\n{text}" + ("" if cut else "\n```")
 
 
-def _prose(text: str, rng: random.Random) -> str | None:
-    where = rng.choice(["before", "after", "both"])
+def _prose(text: str, rng: random.Random, cut: bool) -> str | None:
+    where = "before" if cut else rng.choice(["before", "after", "both"])
     before = rng.choice(_PROSE_BEFORE) + "\n\n" if where != "after" else ""
     after = "\n\n" + rng.choice(_PROSE_AFTER) if where != "before" else ""
     return before + text + after
 
 
-def _double_encoded(text: str, rng: random.Random) -> str | None:
+def _double_encoded(text: str, rng: random.Random, cut: bool) -> str | None:
     """The arguments written as a JSON string (encoded twice), behind prose or in a fence; at times the
     outer quotes are left off (the escaped text alone)."""
     encoded = json.dumps(text, ensure_ascii=False)
     if rng.random() < 0.3:
         encoded = encoded[1:-1]
+    elif cut:
+        encoded = encoded[:-1]
     if rng.random() < 0.5:
         return rng.choice(_PROSE_BEFORE) + " " + encoded
-    return "```json\n" + encoded + "\n```"
+    return "```json\n" + encoded + ("" if cut else "\n```")
 
 
-TEXT_FAULTS: dict[str, Callable[[str, random.Random], str | None]] = {
+TEXT_FAULTS: dict[str, Callable[[str, random.Random, bool], str | None]] = {
     "missing closing brace": _missing_brace,
     "cut off": _cut_off,
     "double-encoded behind prose or a fence": _double_encoded,
@@ -358,7 +363,7 @@ def make(value: dict[str, Any], faults: list[str], indent: int | None, rng: rand
     text = st.dump(meant)
     for name in ("missing closing brace", "cut off", "double-encoded behind prose or a fence", "markdown fence", "prose before/after"):
         if name in faults:
-            broken = TEXT_FAULTS[name](text, rng)
+            broken = TEXT_FAULTS[name](text, rng, "cut off" in faults)
             if broken is None:
                 return None
             text = broken
