@@ -334,6 +334,24 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 // The next item of a bulleted list of values.
                 list_marker_end(self.src, self.pos).unwrap_or(self.pos)
             };
+            // The root object closed early and went on (`{"a": 1}, "b": 2}`): the members after
+            // the closer are its own, never dropped.
+            if b == b','
+                && !wrapped
+                && self.out.first() == Some(&b'{')
+                && self.out[..before_ws].last() == Some(&b'}')
+                && looks_like_key(self.src, next)
+            {
+                self.repairs.push(Repair {
+                    kind: RepairKind::ExtraCloser,
+                    position: self.pos,
+                });
+                self.out.truncate(before_ws - 1);
+                self.rewrote_output_from(before_ws - 1);
+                self.open(Frame::Object)?;
+                self.value_from(Expect::AfterValue)?;
+                continue;
+            }
             // Another container, or after a comma any value but a key (`1, 2, 3`).
             let another_value = match self.src.get(next) {
                 Some(b'{' | b'[') => true,

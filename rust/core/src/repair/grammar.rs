@@ -10,7 +10,11 @@ use crate::scan::{self, is_ident};
 impl<const STRICT: bool> Engine<'_, STRICT> {
     /// Parses one complete value from `self.pos`; at the end of the input, mends what is open.
     pub(super) fn value(&mut self) -> Result<(), Error> {
-        let mut expect = Expect::RootValue;
+        self.value_from(Expect::RootValue)
+    }
+
+    /// `value`, from a state the caller has set up (an object reopened: `AfterValue`).
+    pub(super) fn value_from(&mut self, mut expect: Expect) -> Result<(), Error> {
         loop {
             self.tick()?;
             let before_ws = self.pos;
@@ -78,7 +82,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         delimited.then_some(end)
     }
 
-    fn open(&mut self, frame: Frame) -> Result<(), Error> {
+    pub(super) fn open(&mut self, frame: Frame) -> Result<(), Error> {
         if self.stack.len() + self.wrapper_levels >= self.max_depth {
             return Err(self.too_deep(self.pos));
         }

@@ -652,7 +652,13 @@ mod closing_quote_tests {
     fn top_level_comma_lists_become_arrays_and_digit_separators_are_dropped() {
         assert_eq!(fixed("1,2,3"), "[1,2,3]");
         assert_eq!(fixed(r#"{"n": 82_461_110}"#), r#"{"n": 82461110}"#);
-        assert_eq!(fixed(r#"{"a": 1}, "b": 2}"#), r#"{"a": 1}"#);
+        // Closed early and continued: no member after the early closer is dropped.
+        assert_eq!(fixed(r#"{"a": 1}, "b": 2}"#), r#"{"a": 1, "b": 2}"#);
+        assert_eq!(
+            fixed(r#"{"a": {"b": 1}}, "c": 2, "d": 3}"#),
+            r#"{"a": {"b": 1}, "c": 2, "d": 3}"#
+        );
+        assert_eq!(fixed(r#"{"a": 1}, "note""#), r#"[{"a": 1},"note"]"#);
     }
 }
 
