@@ -2,7 +2,9 @@
 //! end them, each fault mended where it is found.
 
 use super::engine::{After, Engine, Expect, Frame};
-use super::lookahead::{surely_quoted_key, trailer_at, word_ends_at_delimiter};
+use super::lookahead::{
+    junk_word_before_key, surely_quoted_key, trailer_at, word_ends_at_delimiter,
+};
 use super::{Repair, RepairKind};
 use crate::error::{Error, ErrorKind};
 use crate::scan::{self, is_ident};
@@ -379,6 +381,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 };
                 self.fault(kind, at, "a double-quoted key")?;
                 self.pos += 1;
+                Ok(expect)
+            }
+            _ if !STRICT && junk_word_before_key(self.src, at).is_some() => {
+                // `{"a": 1, COMMENT "b": 2}`: a stray word, then a quoted key and its colon.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
+                self.pos = junk_word_before_key(self.src, at).expect("checked");
                 Ok(expect)
             }
             _ => {

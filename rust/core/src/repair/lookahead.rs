@@ -136,6 +136,26 @@ pub(super) fn surely_quoted_key(src: &[u8], i: usize) -> bool {
     j < limit && src[j] == quote && src.get(skip_ws(src, j + 1)) == Some(&b':')
 }
 
+/// Where the quoted key starts after a bare word and a space at `at` (`COMMENT "b": 2`): the
+/// word is no key (a key is followed by its colon), only junk. Bounded: a word of at most 64
+/// bytes, and the key's own bounded look-ahead.
+pub(super) fn junk_word_before_key(src: &[u8], at: usize) -> Option<usize> {
+    let word = src[at..]
+        .iter()
+        .take(65)
+        .take_while(|&&c| is_ident(c))
+        .count();
+    if word == 0 || word > 64 {
+        return None;
+    }
+    let spaces = src[at + word..]
+        .iter()
+        .take_while(|&&c| matches!(c, b' ' | b'\t'))
+        .count();
+    let key = at + word + spaces;
+    (spaces > 0 && surely_quoted_key(src, key)).then_some(key)
+}
+
 /// Whether the input ends within a key opened at `i` (`{"a": "b", "c`): a quote, and no
 /// other quote or line break before the end, which is within `LOOKAHEAD` bytes.
 #[inline(never)]
@@ -471,7 +491,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 b'}' | b']' => closer_ends(),
                 b',' => {
                     let j = self.skip_ws_and_comments(i + 1);
-                    j >= src.len() || looks_like_key(src, j) || cut_key_at(src, j)
+                    j >= src.len()
+                        || looks_like_key(src, j)
+                        || cut_key_at(src, j)
+                        || junk_word_before_key(src, j).is_some()
                 }
                 // A bare word stuck to the quote (`"run "d:/x/v2.py""`) is a key only when a
                 // value follows its colon: a path or a URL inside the string has none.
