@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from contextlib import aclosing
-from typing import Any, AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 
 import httpx
 import orjson
@@ -45,6 +45,9 @@ from toolmend.client.turn import Turn, merge
 from toolmend.config import RetryConfig
 from toolmend.errors import ToolmendError
 from toolmend._states import Code
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; type checkers ship typing_extensions
 
 logger = logging.getLogger("toolmend")
 
@@ -116,7 +119,7 @@ class Engine:
         """The registry the client was made with (calls are checked against it, or its non-strict copy)."""
         return self._tools.registry
 
-    async def __aenter__(self) -> Any:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
