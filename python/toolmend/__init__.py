@@ -24,7 +24,7 @@ from toolmend.errors import (
     UnknownToolError,
     ValidationError,
 )
-from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
+from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ToolResult, ToolRunError, ValidationResult
 from toolmend.response import TEXT_FORMATS, ParseResult, TextCalls, ToolCall, ToolCallError, check_call, parse_response
 from toolmend._core import Reasoning, StreamEvent, TextCallParser, TextWithoutCalls, ToolCallAccumulator, ToolCallDelta
 
@@ -78,6 +78,8 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallError",
     "ToolRegistry",
+    "ToolResult",
+    "ToolRunError",
     "ToolmendError",
     "UnknownToolError",
     "ValidationError",
