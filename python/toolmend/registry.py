@@ -203,16 +203,22 @@ class ToolRegistry(_core.ToolRegistry):
 
     # ---- the tool lists of the SDKs --------------------------------------------------------------------------
 
-    def to_openai_tools(self, names: Iterable[str] | None = None, *, category: str | None = None) -> list[ChatCompletionToolParam]:
+    def to_openai_tools(
+        self, names: Iterable[str] | None = None, *, category: str | None = None
+    ) -> list[ChatCompletionToolParam]:
         """The tools (all, those named, or a category's) as OpenAI Chat Completions ``tools``, typed as the openai
         SDK's ``ChatCompletionToolParam``."""
         return openai_tools(self._chosen(names, category))
 
-    def to_ollama_tools(self, names: Iterable[str] | None = None, *, category: str | None = None) -> list[OllamaTool]:
+    def to_ollama_tools(
+        self, names: Iterable[str] | None = None, *, category: str | None = None
+    ) -> list[OllamaTool]:
         """The tools as Ollama ``/api/chat`` ``tools`` (for ``ollama.chat(tools=...)`` too)."""
         return ollama_tools(self._chosen(names, category))
 
-    def to_anthropic_tools(self, names: Iterable[str] | None = None, *, category: str | None = None) -> list[ToolParam]:
+    def to_anthropic_tools(
+        self, names: Iterable[str] | None = None, *, category: str | None = None
+    ) -> list[ToolParam]:
         """The tools as Anthropic Messages ``tools``, typed as the anthropic SDK's ``ToolParam``."""
         return anthropic_tools(self._chosen(names, category))
 

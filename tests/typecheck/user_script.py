@@ -20,6 +20,9 @@ from toolmend import (
     OpenAICompatibleClient,
     ParseResult,
     RetryConfig,
+    RunResult,
+    SyncOllamaClient,
+    SyncOpenAICompatibleClient,
     TextDelta,
     ToolCall,
     ToolCallAccumulator,
@@ -71,6 +74,24 @@ async def online(reg: ToolRegistry) -> list[str]:
                 names += [call.name for call in event.result.tool_calls]
     async with OpenAICompatibleClient("http://127.0.0.1:8000/v1", model="qwen3", registry=reg) as other:
         names += [call.name for call in (await other.chat([{"role": "user", "content": "x"}])).tool_calls]
+    return names
+
+
+def blocking(reg: ToolRegistry) -> list[str]:
+    """The sync twins: the same calls, waited for; the stream a plain iterator; the agent loop."""
+    names: list[str] = []
+    with SyncOllamaClient(model="qwen3", registry=reg) as client:
+        assert_type(client, SyncOllamaClient)
+        result: ChatResult = client.chat([{"role": "user", "content": "read a.txt"}])
+        names += [call.name for call in result.tool_calls]
+        for event in client.chat_stream([{"role": "user", "content": "again"}]):
+            if isinstance(event, Done):
+                names += [call.name for call in event.result.tool_calls]
+        loop: RunResult = client.run([{"role": "user", "content": "read a.txt"}], max_turns=3)
+        names += [loop.answer, loop.stop_reason] + [r.content for r in loop.tool_results]
+    with SyncOpenAICompatibleClient("http://127.0.0.1:8000/v1", "qwen3", registry=reg) as other:
+        assert_type(other, SyncOpenAICompatibleClient)
+        names += [m["role"] for m in other.run([{"role": "user", "content": "x"}]).messages]
     return names
 
 

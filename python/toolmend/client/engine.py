@@ -20,6 +20,7 @@ import orjson
 from toolmend._core import ToolCall
 from toolmend._log import loggable
 from toolmend.client import lanes
+from toolmend.client.agent import RunResult, agent_loop
 from toolmend.client.assembly import Assembly
 from toolmend.client.breaker import CircuitBreaker
 from toolmend.client.events import (
@@ -143,6 +144,11 @@ class Engine:
 
     def _stream(self, messages: Sequence[Mapping[str, Any]], tools: Tools, fields: Mapping[str, Any]) -> AsyncGenerator[ChatEvent, None]:
         return self._turn(messages, tools, fields, stream=True)
+
+    async def _run(
+        self, messages: Sequence[Mapping[str, Any]], tools: Tools, fields: Mapping[str, Any], max_turns: int
+    ) -> RunResult:
+        return await agent_loop(self, messages, tools, fields, max_turns)
 
     # ---- the attempt loop ----------------------------------------------------------------------------------
 
