@@ -12,7 +12,7 @@ from typing import Any, Callable
 import ollama_server as ol
 import openai_server as oa
 from ollama_server import Reply, ScriptedOllama
-from toolmend.client import Done, OllamaClient, OpenAICompatibleClient, ToolCallFailed
+from toolmend.client import Done, OllamaClient, OpenAICompatibleClient, SyncOllamaClient, SyncOpenAICompatibleClient, ToolCallFailed
 from toolmend.config import RetryConfig
 
 MESSAGES = [{"role": "user", "content": "Read test.txt"}]
@@ -37,6 +37,13 @@ class Wire:
         if self.provider == "ollama":
             return OllamaClient(server.url, "test-model", registry, config, **kwargs)
         return OpenAICompatibleClient(server.url + "/v1", "test-model", "sk-test", registry, config, **kwargs)
+
+    def sync_client(self, server: ScriptedOllama, registry: Any, config: RetryConfig | None = None, **kwargs: Any) -> Any:
+        """This provider's sync client (SyncOllamaClient, SyncOpenAICompatibleClient) on the server."""
+        kwargs.setdefault("sleep", instant)
+        if self.provider == "ollama":
+            return SyncOllamaClient(server.url, "test-model", registry, config, **kwargs)
+        return SyncOpenAICompatibleClient(server.url + "/v1", "test-model", "sk-test", registry, config, **kwargs)
 
     async def turn(self, client: Any, events: list[Any] | None = None, messages: Any = MESSAGES, **request: Any) -> Any:
         """One turn through this wire's entry point: the ChatResult (the stream's Done), or its error after the

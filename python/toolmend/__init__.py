@@ -24,7 +24,7 @@ from toolmend.errors import (
     UnknownToolError,
     ValidationError,
 )
-from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ValidationResult
+from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ToolResult, ToolRunError, ValidationResult
 from toolmend.response import TEXT_FORMATS, ParseResult, TextCalls, ToolCall, ToolCallError, check_call, parse_response
 from toolmend._core import Reasoning, StreamEvent, TextCallParser, TextWithoutCalls, ToolCallAccumulator, ToolCallDelta
 
@@ -58,6 +58,9 @@ __all__ = [
     "OpenAICompatibleClient",
     "RetryConfig",
     "RetryExhaustedError",
+    "RunResult",
+    "SyncOllamaClient",
+    "SyncOpenAICompatibleClient",
     "Usage",
     "LOADS_MAX_DEPTH",
     "FieldError",
@@ -80,6 +83,8 @@ __all__ = [
     "ToolCallDelta",
     "ToolCallError",
     "ToolRegistry",
+    "ToolResult",
+    "ToolRunError",
     "ToolmendError",
     "UnknownToolError",
     "ValidationError",
@@ -102,6 +107,9 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers and editor
         OllamaClient,
         OpenAICompatibleClient,
         ReasoningDelta,
+        RunResult,
+        SyncOllamaClient,
+        SyncOpenAICompatibleClient,
         TextDelta,
         ToolCallArgumentsDelta,
         ToolCallCompleted,
@@ -119,6 +127,9 @@ logging.getLogger("toolmend").addHandler(logging.NullHandler())
 _LAZY = {
     "OllamaClient",
     "OpenAICompatibleClient",
+    "SyncOllamaClient",
+    "SyncOpenAICompatibleClient",
+    "RunResult",
     "reflection_messages",
     "ChatResult",
     "Attempt",

@@ -1,9 +1,10 @@
 """The tool registry: definitions compiled once in Rust (draft 2020-12), validated strictly.
 
 `ToolRegistry` is the Rust registry plus what belongs in Python: tools from every source an agent
-meets (OpenAI, MCP and Anthropic definitions, pydantic models, msgspec Structs, functions; see
-toolmend.tool_sources) and from files (JSON, TOML, YAML, including the `tool_registry.custom_tools`
-list of `.agent/config.yml` and an MCP `tools/list` result).
+meets (OpenAI, MCP and Anthropic definitions, pydantic models, msgspec Structs, functions, LangChain
+tools; see toolmend.tool_sources) and from files (JSON, TOML, YAML, including the `tool_registry.custom_tools`
+list of `.agent/config.yml` and an MCP `tools/list` result); the functions that run them (`run`, `arun`;
+toolmend.tool_run) and the tool lists each SDK takes (toolmend.tool_exports).
 """
 
 from __future__ import annotations
@@ -12,16 +13,32 @@ import json
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypeVar, overload
 
 from toolmend import _core
 from toolmend._core import FieldError, ToolInfo, ValidationResult
-from toolmend.errors import SchemaError
+from toolmend.errors import SchemaError, ToolmendError
 from toolmend.registry_metrics import RegistryMetrics, instrument, log_level
+from toolmend.tool_exports import OllamaTool, anthropic_tools, ollama_tools, openai_tools
+from toolmend.tool_run import Runner, ToolResult, ToolRunError, failure, mapping_runner, model_runner
 from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_spec
 from toolmend._states import Code
 
-__all__ = ["FieldError", "SkippedTool", "ToolInfo", "ToolRegistry", "ToolSpec", "ValidationResult", "function_schema"]
+__all__ = [
+    "FieldError",
+    "SkippedTool",
+    "ToolInfo",
+    "ToolRegistry",
+    "ToolResult",
+    "ToolRunError",
+    "ToolSpec",
+    "ValidationResult",
+    "function_schema",
+]
+
+if TYPE_CHECKING:  # the SDKs' own parameter types, when they are installed (Any otherwise)
+    from anthropic.types import ToolParam
+    from openai.types.chat import ChatCompletionToolParam
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +71,9 @@ class ToolRegistry(_core.ToolRegistry):
     #: number of tools (a snapshot); ``registry.metrics.reset()``. Counted when made with ``metrics=True``.
     metrics: RegistryMetrics
 
+    #: What runs each tool that has a function, by tool name (see ``run``).
+    _runners: dict[str, Runner]
+
     def __new__(
         cls,
         strict: bool = True,
@@ -72,6 +92,7 @@ class ToolRegistry(_core.ToolRegistry):
         "openai" (``-`` too) or "mcp" (``-`` and ``.``, 128 characters), for registering and for the
         calls checked against the registry."""
         registry = super().__new__(cls, strict, names=names, **limits)
+        registry._runners = {}
         level = log_level(validation_failure_log_level)
         registry.metrics = RegistryMetrics(registry.__len__, metrics, level, include_actual_values)
         if metrics or level is not None:
@@ -88,6 +109,7 @@ class ToolRegistry(_core.ToolRegistry):
         category: str | None = None,
         annotations: Mapping[str, Any] | None = None,
         allow_truncated: bool = False,
+        function: Callable[..., Any] | None = None,
     ) -> ToolInfo:
         """Checks, compiles and adds a tool (a no-op when the same definition is there already).
         ``annotations`` (MCP's ``readOnlyHint``, ``destructiveHint``, ...) are kept on its ToolInfo.
@@ -98,9 +120,17 @@ class ToolRegistry(_core.ToolRegistry):
         Struct class or a pydantic TypeAdapter whose JSON Schema is taken (and whose docstring is the
         description when none is given).
 
+        ``function`` (a function or a coroutine function) is what ``run`` and ``arun`` call: with one
+        instance of the model when ``schema`` is a model, with the arguments as keywords when it is a JSON
+        Schema.
+
         Raises SchemaError: TSR-006 invalid definition, TSR-007 name taken by another definition,
         TSR-008 schema that does not compile.
         """
+        runner: Runner | None = None
+        if function is not None:
+            is_model = not isinstance(schema, (Mapping, str, bytes, bytearray, memoryview))
+            runner = model_runner(function, schema, name) if is_model else mapping_runner(function)
         if not isinstance(schema, (Mapping, str, bytes, bytearray, memoryview)):
             converted = schema_of(schema)
             if converted is None:
@@ -122,6 +152,8 @@ class ToolRegistry(_core.ToolRegistry):
             logger.warning("tool %r refused: %s", name, e.code)
             raise
         logger.info("registered tool %r v%s (fingerprint %s)", info.name, info.version, info.fingerprint)
+        if runner is not None:
+            self._runners[info.name] = runner
         return info
 
     def register_function(
@@ -129,9 +161,12 @@ class ToolRegistry(_core.ToolRegistry):
     ) -> ToolInfo:
         """Registers `fn` as a tool: the schema from its type hints (constraints through pydantic when it is
         installed), each parameter's description from its docstring (Google, NumPy or Sphinx style), the
-        tool's description from the docstring's first paragraph. Parameters without defaults are required."""
+        tool's description from the docstring's first paragraph. Parameters without defaults are required.
+        The function is kept: ``run`` calls it with the arguments as keywords, each of its parameter's type."""
         spec = tool_spec(fn, name=name)
-        return self.register(spec.name, spec.schema, description=spec.description, version=version, category=category)
+        info = self.register(spec.name, spec.schema, description=spec.description, version=version, category=category)
+        self._keep(info.name, spec.runner)
+        return info
 
     @overload
     def tool(self, fn: F, /) -> F: ...
@@ -145,7 +180,7 @@ class ToolRegistry(_core.ToolRegistry):
         self, fn: Any = None, /, *, name: str | None = None, version: str = "1.0.0", category: str | None = None
     ) -> Any:
         """A decorator: ``@registry.tool`` or ``@registry.tool(category="files")`` registers the function (as
-        ``register_function`` does) and returns it unchanged."""
+        ``register_function`` does, keeping it for ``run``) and returns it unchanged."""
 
         def decorate(f: F) -> F:
             self.register_function(f, name=name, version=version, category=category)
@@ -163,7 +198,100 @@ class ToolRegistry(_core.ToolRegistry):
         )
         if spec.annotations is not None:
             self.annotations = {**self.annotations, spec.name: dict(spec.annotations)}
+        self._keep(info.name, spec.runner)
         return info
+
+    # ---- the tool lists of the SDKs --------------------------------------------------------------------------
+
+    def to_openai_tools(
+        self, names: Iterable[str] | None = None, *, category: str | None = None
+    ) -> list[ChatCompletionToolParam]:
+        """The tools (all, those named, or a category's) as OpenAI Chat Completions ``tools``, typed as the openai
+        SDK's ``ChatCompletionToolParam``."""
+        return openai_tools(self._chosen(names, category))
+
+    def to_ollama_tools(
+        self, names: Iterable[str] | None = None, *, category: str | None = None
+    ) -> list[OllamaTool]:
+        """The tools as Ollama ``/api/chat`` ``tools`` (for ``ollama.chat(tools=...)`` too)."""
+        return ollama_tools(self._chosen(names, category))
+
+    def to_anthropic_tools(
+        self, names: Iterable[str] | None = None, *, category: str | None = None
+    ) -> list[ToolParam]:
+        """The tools as Anthropic Messages ``tools``, typed as the anthropic SDK's ``ToolParam``."""
+        return anthropic_tools(self._chosen(names, category))
+
+    def _chosen(self, names: Iterable[str] | None, category: str | None) -> list[ToolInfo]:
+        if names is None:
+            return list(self.tools(category))
+        chosen = [self.get(name) for name in names]  # an unknown name raises UnknownToolError
+        return [info for info in chosen if category is None or info.category == category]
+
+    # ---- tools that run ------------------------------------------------------------------------------------
+
+    def run(self, call: Any, /) -> ToolResult:
+        """Runs one call (a ToolCall, or anything with ``name``, ``arguments`` and ``id``) with its arguments
+        validated, in this thread: the result's ``output`` is what the tool returned, its ``error`` what it raised
+        (any ``Exception``), or why it did not run (arguments refused, an unknown tool, a tool with no function).
+        ``KeyboardInterrupt`` and other exceptions that are not ``Exception`` propagate. An async tool runs on an
+        event loop of its own."""
+        name, call_id, prepared = self._prepare(call)
+        if isinstance(prepared, ToolRunError):
+            return ToolResult(call_id, name, error=prepared)
+        runner, value = prepared
+        try:
+            output = runner.call(value)
+        except Exception as e:  # the tool's own failure is the model's to read; BaseException is not caught
+            return self._failed(call_id, name, e)
+        return ToolResult(call_id, name, output=output)
+
+    async def arun(self, call: Any, /) -> ToolResult:
+        """``run`` for async code: an async tool is awaited, a sync one runs in a thread (``asyncio.to_thread``)
+        so the loop goes on meanwhile. Cancelling the task cancels the call (a sync tool's thread runs to its
+        end, unawaited)."""
+        name, call_id, prepared = self._prepare(call)
+        if isinstance(prepared, ToolRunError):
+            return ToolResult(call_id, name, error=prepared)
+        runner, value = prepared
+        try:
+            output = await runner.acall(value)
+        except Exception as e:  # asyncio.CancelledError is a BaseException: cancellation propagates
+            return self._failed(call_id, name, e)
+        return ToolResult(call_id, name, output=output)
+
+    def runnable(self, name: str) -> bool:
+        """True when the tool has a function for ``run`` to call."""
+        return name in self._runners
+
+    def _keep(self, name: str, runner: Runner | None) -> None:
+        if runner is not None:
+            self._runners[name] = runner
+
+    def _prepare(self, call: Any) -> tuple[str, str | None, tuple[Runner, Any] | ToolRunError]:
+        """The call's name and id, and its runner with the validated arguments, or why it cannot run."""
+        name = str(getattr(call, "name", "") or "")
+        call_id = getattr(call, "id", None)
+        if name not in self:
+            known = ", ".join(t.name for t in self.tools()[:20]) or "none"
+            message = f"no tool named {name!r} is registered (tools: {known})"
+            return name, call_id, ToolRunError("UnknownToolError", message, Code.UNKNOWN_TOOL.value)
+        runner = self._runners.get(name)
+        if runner is None:
+            message = (
+                f"tool {name!r} has a schema but no function to run: register it with @registry.tool, "
+                "register_function(fn) or register(name, schema, function=fn)"
+            )
+            return name, call_id, ToolRunError("NotImplementedError", message)
+        try:
+            value = self.validate(name, getattr(call, "arguments", None))
+        except (ValueError, ToolmendError) as e:  # ValidationError (coded), ParseError: arguments that are not JSON
+            return name, call_id, failure(e)
+        return name, call_id, (runner, value)
+
+    def _failed(self, call_id: str | None, name: str, error: Exception) -> ToolResult:
+        logger.warning("tool %r raised %s", name, type(error).__name__)
+        return ToolResult(call_id, name, error=failure(error))
 
     #: MCP tool annotations by tool name, for tools registered from MCP definitions.
     annotations: Mapping[str, Mapping[str, Any]] = {}

@@ -1,6 +1,7 @@
 """Tools from wherever an agent gets them: OpenAI, MCP and Anthropic tool definitions (dicts or SDK
-objects), pydantic models, msgspec Structs, TypeAdapters and plain functions, each read into one
-ToolSpec. Nothing here imports an SDK: objects are read by their shape.
+objects), pydantic models, msgspec Structs, TypeAdapters, plain functions and LangChain tools, each read
+into one ToolSpec. Nothing here imports an SDK: objects are read by their shape. A function and a
+LangChain tool keep what runs them (``ToolSpec.runner``, see toolmend.tool_run).
 
 A definition whose schema cannot be found is refused with TSR-006; it is never registered as "any
 object", which would let every argument through.
@@ -16,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 from toolmend.errors import SchemaError
 from toolmend._states import Code
+from toolmend.tool_run import Runner, function_runner, single_argument
 
 __all__ = ["ToolSpec", "function_schema", "parameter_docs", "schema_of", "tool_spec"]
 
@@ -34,13 +36,19 @@ class ToolSpec:
     annotations: Mapping[str, Any] | None = None
     #: OpenAI's ``function.strict``, when the definition said.
     strict: bool | None = None
+    #: What runs the tool: a function's, a LangChain tool's; None for a definition alone.
+    runner: Runner | None = None
 
 
 def tool_spec(item: Any, *, name: str | None = None) -> ToolSpec:
     """Reads one tool definition. ``name`` overrides the definition's own (and is required for a
     TypeAdapter, which has none). Raises SchemaError TSR-006 when no schema can be found."""
     if callable(item) and not isinstance(item, type) and _is_plain_function(item):
-        return ToolSpec(name or item.__name__, function_schema(item), _summary(item))
+        tool_name = name or item.__name__
+        parameters, model = _function_schema(item)
+        return ToolSpec(tool_name, parameters, _summary(item), runner=function_runner(item, model, tool_name))
+    if _is_langchain_tool(item):
+        return _langchain_spec(item, name)
     schema = schema_of(item)
     if schema is not None:
         tool_name = name or getattr(item, "__name__", None)
@@ -74,18 +82,24 @@ def function_schema(fn: Callable[..., Any]) -> dict[str, Any]:
     (``Annotated[int, Field(gt=0)]`` keeps ``exclusiveMinimum``, ``datetime`` keeps ``format: date-time``, a
     model parameter becomes a nested schema), through msgspec otherwise; each parameter's description from
     a Google, NumPy or Sphinx docstring. Parameters without defaults are required."""
+    return _function_schema(fn)[0]
+
+
+def _function_schema(fn: Callable[..., Any]) -> tuple[dict[str, Any], Any]:
+    """``fn``'s schema, and the pydantic model it came from (None when msgspec made it): the model makes a call's
+    arguments into the parameters' types when the tool runs."""
     params = [p for p in inspect.signature(fn).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     hints = _type_hints(fn)
     try:
-        schema = _pydantic_schema(fn.__name__, params, hints)
+        schema, model = _pydantic_schema(fn.__name__, params, hints)
     except ImportError:
-        schema = _msgspec_schema(fn.__name__, params, hints)
+        schema, model = _msgspec_schema(fn.__name__, params, hints), None
     docs = parameter_docs(inspect.getdoc(fn) or "")
     properties = schema.get("properties", {})
     for key, text in docs.items():
         if key in properties and "description" not in properties[key]:
             properties[key]["description"] = text
-    return schema
+    return schema, model
 
 
 def parameter_docs(doc: str) -> dict[str, str]:
@@ -167,6 +181,38 @@ def _spec_from_mapping(wire: Mapping[str, Any], name: str | None) -> ToolSpec:
     )
 
 
+def _is_langchain_tool(item: Any) -> bool:
+    """A LangChain ``BaseTool`` (``@tool``, ``StructuredTool``, a subclass), read by its shape: a name, a
+    description, an ``args_schema`` field, and ``invoke`` / ``ainvoke``."""
+    return (
+        not isinstance(item, type)
+        and isinstance(getattr(item, "name", None), str)
+        and isinstance(getattr(item, "description", None), str)
+        and hasattr(item, "args_schema")
+        and callable(getattr(item, "invoke", None))
+        and callable(getattr(item, "ainvoke", None))
+    )
+
+
+def _langchain_spec(item: Any, name: str | None) -> ToolSpec:
+    """A LangChain tool: the schema the model is shown (``tool_call_schema``: injected arguments left out), its
+    description, and ``invoke`` / ``ainvoke`` to run it (``ainvoke`` alone for a tool with only a coroutine)."""
+    source = getattr(item, "tool_call_schema", None)
+    if source is None:
+        source = item.args_schema if item.args_schema is not None else item.get_input_schema()
+    schema = dict(source) if isinstance(source, Mapping) else schema_of(source)
+    if schema is None:
+        raise SchemaError(Code.SCHEMA_INVALID, f"no schema found for LangChain tool '{item.name}'")
+    description = inspect.cleandoc(item.description)
+    if schema.get("description") == description:  # pydantic copied the docstring: said once is enough
+        schema.pop("description")
+    if getattr(item, "func", None) is None and getattr(item, "coroutine", None) is not None:
+        runner = Runner(item.ainvoke, single_argument, is_async=True)
+    else:
+        runner = Runner(item.invoke, single_argument, async_function=item.ainvoke)
+    return ToolSpec(name or item.name, schema, description, runner=runner)
+
+
 def _as_mapping(item: Any) -> Mapping[str, Any] | None:
     if isinstance(item, Mapping):
         return item
@@ -180,7 +226,7 @@ def _as_mapping(item: Any) -> Mapping[str, Any] | None:
 # ---- schemas from types ------------------------------------------------------------------------------------
 
 
-def _pydantic_schema(name: str, params: list[inspect.Parameter], hints: Mapping[str, Any]) -> dict[str, Any]:
+def _pydantic_schema(name: str, params: list[inspect.Parameter], hints: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
     import pydantic
 
     fields: dict[str, Any] = {}
@@ -191,8 +237,8 @@ def _pydantic_schema(name: str, params: list[inspect.Parameter], hints: Mapping[
         model = pydantic.create_model(name, __config__=pydantic.ConfigDict(arbitrary_types_allowed=False), **fields)
         schema = model.model_json_schema()
     except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, NameError, TypeError, ValueError):
-        return _msgspec_schema(name, params, hints)
-    return _untitled(_inline_root(schema, name))
+        return _msgspec_schema(name, params, hints), None
+    return _untitled(_inline_root(schema, name)), model
 
 
 def _msgspec_schema(name: str, params: list[inspect.Parameter], hints: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from contextlib import aclosing
-from typing import Any, AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 
 import httpx
 import orjson
@@ -20,6 +20,7 @@ import orjson
 from toolmend._core import ToolCall
 from toolmend._log import loggable
 from toolmend.client import lanes
+from toolmend.client.agent import RunResult, agent_loop
 from toolmend.client.assembly import Assembly
 from toolmend.client.breaker import CircuitBreaker
 from toolmend.client.events import (
@@ -45,6 +46,9 @@ from toolmend.client.turn import Turn, merge
 from toolmend.config import RetryConfig
 from toolmend.errors import ToolmendError
 from toolmend._states import Code
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11; type checkers ship typing_extensions
 
 logger = logging.getLogger("toolmend")
 
@@ -120,7 +124,7 @@ class Engine:
         """The registry the client was made with (calls are checked against it, or its non-strict copy)."""
         return self._tools.registry
 
-    async def __aenter__(self) -> Any:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -144,6 +148,11 @@ class Engine:
 
     def _stream(self, messages: Sequence[Mapping[str, Any]], tools: Tools, fields: Mapping[str, Any]) -> AsyncGenerator[ChatEvent, None]:
         return self._turn(messages, tools, fields, stream=True)
+
+    async def _run(
+        self, messages: Sequence[Mapping[str, Any]], tools: Tools, fields: Mapping[str, Any], max_turns: int
+    ) -> RunResult:
+        return await agent_loop(self, messages, tools, fields, max_turns)
 
     # ---- the attempt loop ----------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import Any, AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 import httpx
 
 from toolmend._core import ToolCall
+from toolmend.client.agent import RunResult
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, lines, read_json, reason
@@ -109,6 +110,24 @@ class OllamaClient(Engine):
         RetryExhaustedError, after their ToolCallFailed events.
         """
         return self._stream(messages, tools, _fields(options, think, keep_alive, format))
+
+    async def run(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_turns: int = 10,
+        tools: Tools = None,
+        options: Mapping[str, Any] | None = None,
+        think: bool | str | None = None,
+        keep_alive: str | float | None = None,
+        format: str | Mapping[str, Any] | None = None,
+    ) -> RunResult:
+        """The agent loop: chats, runs each checked call with the registry's function (``registry.arun``), sends the
+        results back, and again, until a reply has no calls (``stop_reason`` "answer") or ``max_turns`` chats were
+        made ("max_turns"). Failed calls are reflected within each chat, as ``chat`` does; a tool's error goes back
+        to the model as its result. Returns the RunResult: ``answer``, the whole ``messages`` transcript, each
+        turn's ChatResult. The request keywords are ``chat``'s, sent with every turn."""
+        return await self._run(messages, tools, _fields(options, think, keep_alive, format), max_turns)
 
     # ---- Ollama's wire format --------------------------------------------------------------------------
 

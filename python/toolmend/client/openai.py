@@ -21,6 +21,7 @@ import httpx
 import orjson
 
 from toolmend._core import ToolCall, _json_text
+from toolmend.client.agent import RunResult
 from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, json_or_none, lines, reason
@@ -107,6 +108,27 @@ class OpenAICompatibleClient(Engine):
         asks for usage in the last chunk (``stream_options``) unless ``extra_body`` says otherwise."""
         fields = _fields(tool_choice, parallel_tool_calls, response_format, max_tokens, temperature, extra_body)
         return self._stream(messages, tools, fields)
+
+    async def run(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        max_turns: int = 10,
+        tools: Tools = None,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> RunResult:
+        """The agent loop: chats, runs each checked call with the registry's function (``registry.arun``), sends the
+        results back, and again, until a reply has no calls (``stop_reason`` "answer") or ``max_turns`` chats were
+        made ("max_turns"). Failed calls are reflected within each chat, as ``chat`` does; a tool's error goes back
+        to the model as its result. Returns the RunResult: ``answer``, the whole ``messages`` transcript, each
+        turn's ChatResult. The request keywords are ``chat``'s, sent with every turn."""
+        fields = _fields(tool_choice, parallel_tool_calls, response_format, max_tokens, temperature, extra_body)
+        return await self._run(messages, tools, fields, max_turns)
 
     # ---- the OpenAI wire format ------------------------------------------------------------------------
 
