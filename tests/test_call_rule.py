@@ -87,12 +87,12 @@ WRITERS: list[tuple[str, Any, tuple[str, ...]]] = [
     (
         "qwen3-coder",
         lambda c: f"<tool_call>\n<function=write_file>\n<parameter=path>\na.txt\n</parameter>\n<parameter=content>\n{c}\n</parameter>\n</function>\n</tool_call>",
-        ("<parameter", "</parameter>"),
+        ("<parameter=", "<parameter ", "</parameter>"),
     ),
     (
         "minimax",
         lambda c: f'<minimax:tool_call><invoke name="write_file"><parameter name="path">a.txt</parameter><parameter name="content">{c}</parameter></invoke></minimax:tool_call>',
-        ("<parameter", "</parameter>"),
+        ("<parameter=", "<parameter ", "</parameter>"),
     ),
     (
         "glm",

@@ -90,16 +90,19 @@ fn string_stays_a_string(content: &str, which: u8) {
     check(&parse(&common::pieces(&reply, 3)).1, "3-byte tokens");
 }
 
+/// What opens or closes a parameter (a `<parameter` followed by anything else is text).
+const PARAMETER_TAGS: &[&str] = &["<parameter=", "<parameter ", "<parameter\t", "</parameter>"];
+
 /// A call to `write_file` in each tag format, with `VALUE` where its raw value goes, and the
 /// tags that format cannot delimit inside a value.
 const TAGGED: &[(&str, &[&str])] = &[
     (
         "<tool_call>\n<function=write_file>\n<parameter=content>\nVALUE\n</parameter>\n</function>\n</tool_call>",
-        &["<parameter", "</parameter>"],
+        PARAMETER_TAGS,
     ),
     (
         r#"<minimax:tool_call><invoke name="write_file"><parameter name="content">VALUE</parameter></invoke></minimax:tool_call>"#,
-        &["<parameter", "</parameter>"],
+        PARAMETER_TAGS,
     ),
     (
         "<tool_call>write_file<arg_key>content</arg_key><arg_value>VALUE</arg_value></tool_call>",
