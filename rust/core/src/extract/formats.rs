@@ -994,9 +994,9 @@ fn invoke_calls(
 }
 
 /// GLM 4.5+: `NAME<arg_key>K</arg_key><arg_value>V</arg_value>...` inside `<tool_call>`. None
-/// when the body holds no `<arg_key>` before any JSON. A value ends at its `</arg_value>` (or
-/// the next `<arg_key>` when that is missing); a key given twice or a stray `</arg_value>` is
-/// refused (see `Ambiguous`).
+/// when the body holds no `<arg_key>` before any JSON. A value ends at its `</arg_value>` (the
+/// last one's may be missing at the end); a key given twice, a key before a value closed, or
+/// text between a closer and the next key is refused (see `Ambiguous`).
 fn arg_key_call(body: &str, at: usize, format: &'static str) -> Option<FoundCall> {
     let first = body.find("<arg_key>")?;
     let name = body[..first].trim();
@@ -1029,9 +1029,16 @@ fn arg_key_call(body: &str, at: usize, format: &'static str) -> Option<FoundCall
         let value_from = v + "<arg_value>".len();
         let rest = &body[value_from..];
         let (v_len, closed) = match (rest.find("</arg_value>"), rest.find("<arg_key>")) {
-            (Some(c), Some(o)) if o < c => (o, false),
+            // A key before this value closed: a closer forgotten, or a value holding a key.
+            (Some(c), Some(o)) if o < c => {
+                ambiguous = Some(value_from + o);
+                break;
+            }
+            (None, Some(o)) => {
+                ambiguous = Some(value_from + o);
+                break;
+            }
             (Some(c), _) => (c, true),
-            (None, Some(o)) => (o, false),
             (None, None) => (rest.len(), false),
         };
         pairs.push((key, &rest[..v_len]));

@@ -660,8 +660,14 @@ mod closing_quote_tests {
         );
         assert_eq!(fixed(r#"{"a": 1}, "note""#), r#"[{"a": 1},"note"]"#);
         // A stray word before a quoted key and its colon is junk, not a key that swallows it.
-        assert_eq!(fixed(r#"{"a": true, COMMENT "b": "c"}"#), r#"{"a": true, "b": "c"}"#);
-        assert_eq!(fixed(r#"[{"k": "v", NOTE "n": "m" }]"#), r#"[{"k": "v", "n": "m" }]"#);
+        assert_eq!(
+            fixed(r#"{"a": true, COMMENT "b": "c"}"#),
+            r#"{"a": true, "b": "c"}"#
+        );
+        assert_eq!(
+            fixed(r#"[{"k": "v", NOTE "n": "m" }]"#),
+            r#"[{"k": "v", "n": "m" }]"#
+        );
     }
 }
 
