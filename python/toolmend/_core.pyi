@@ -80,6 +80,7 @@ RepairKindStr = Literal[
     "function_call",
     "byte_order_mark",
     "invalid_utf8",
+    "tool_name",
 ]
 
 #: The repair kinds, in order: (name, description) for each.
@@ -331,8 +332,10 @@ class ToolCall:
         repairs: list[Repair] = ...,
         choice: int = 0,
         truncated: bool = False,
+        raw_name: str | None = None,
     ) -> None:
-        """A call built by hand (to test an agent, or to replay one); `id` defaults to a fresh one."""
+        """A call built by hand (to test an agent, or to replay one); `id` defaults to a fresh one, `raw_name`
+        to `name`."""
     @overload
     def parse(self, model: type[_M]) -> _M:
         """The arguments as an instance of `model` (a pydantic model class, a TypeAdapter or a msgspec Struct
@@ -340,7 +343,7 @@ class ToolCall:
     @overload
     def parse(self, model: Any) -> Any: ...
     def as_dict(self) -> dict[str, Any]:
-        """The call as a plain dict: id, name, arguments, index, source."""
+        """The call as a plain dict: id, name, raw_name, arguments, index, source."""
     def to_openai(self) -> dict[str, Any]:
         """An OpenAI assistant message's `tool_calls` entry: id, type "function", name, arguments as JSON text."""
     def to_ollama(self) -> dict[str, Any]:
@@ -353,7 +356,12 @@ class ToolCall:
         """The id the server gave, or "call_" + 16 hex digits."""
     @property
     def name(self) -> str:
-        """The tool's name."""
+        """The tool's name: with a registry, the name it was registered under, whatever the case the model
+        wrote it in."""
+    @property
+    def raw_name(self) -> str:
+        """The name as the model wrote it: `name` itself, unless the model wrote it in another case (then the
+        call's repairs start with a "tool_name" repair)."""
     @property
     def arguments(self) -> dict[str, Any]:
         """The arguments, parsed (and repaired) and, with a registry, validated."""
