@@ -692,19 +692,18 @@ fn a_registered_name_of_the_longest_length_is_suggested_for_a_near_miss() {
             e.message
         );
     }
-    let names = [suggestions::Candidate::new(&name)];
-    assert_eq!(suggestions::closest(&typo, &names), Some(name.as_str()));
+    let mut names = suggestions::Suggestions::default();
+    names.insert(&name);
+    assert_eq!(names.closest(&typo), Some(name.as_str()));
 }
 
 #[test]
 fn suggestions_find_the_closest_name_under_the_typo_bound() {
-    let names: Vec<suggestions::Candidate> = ["File_Read", "file_write", "fetch", "list_dir"]
-        .iter()
-        .map(|n| suggestions::Candidate::new(n))
-        .collect();
-    let mut sorted = names.clone();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    let closest = |q: &str| suggestions::closest(q, &sorted);
+    let mut names = suggestions::Suggestions::default();
+    for name in ["File_Read", "file_write", "fetch", "list_dir"] {
+        names.insert(name);
+    }
+    let closest = |q: &str| names.closest(q);
     assert_eq!(closest("file_reed"), Some("File_Read"));
     assert_eq!(closest("FILE_WRIT"), Some("file_write"));
     assert_eq!(closest("fecth"), Some("fetch"));
