@@ -7,6 +7,7 @@
 mod check;
 pub(crate) use check::canonical;
 mod cost;
+mod enums;
 mod exact;
 mod given;
 mod graph;

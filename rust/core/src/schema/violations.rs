@@ -382,21 +382,13 @@ fn constraint(kind: &K, instance: &Value, field: &str) -> (String, Option<String
         K::Enum { options } => {
             let allowed = options
                 .as_array()
-                .map(|o| {
-                    list(
-                        o.iter()
-                            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                            .collect::<Vec<_>>()
-                            .iter()
-                            .map(String::as_str),
-                    )
-                })
+                .map(|o| enum_allowed(o))
                 .unwrap_or_default();
-            (
-                format!("Value must be one of: {allowed}"),
-                Some(format!("one of: {allowed}")),
-                format!("use one of the allowed values for {field} (exact case): {allowed}"),
-            )
+            not_allowed(&allowed, field)
+        }
+        // An enum looked up by hash (enums.rs), whose message is the list of allowed values.
+        K::Custom { keyword, message } if keyword == super::enums::KEYWORD => {
+            not_allowed(message, field)
         }
         K::Constant { expected_value } => (
             format!("Value must be {}", render(expected_value)),
@@ -484,6 +476,27 @@ fn constraint(kind: &K, instance: &Value, field: &str) -> (String, Option<String
             format!("change {field}"),
         ),
     }
+}
+
+/// The members of an enum as a violation lists them.
+pub(super) fn enum_allowed(members: &[Value]) -> String {
+    list(
+        members
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str),
+    )
+}
+
+/// A value that is none of an enum's members (`allowed`, listed), of `field`.
+fn not_allowed(allowed: &str, field: &str) -> (String, Option<String>, String) {
+    (
+        format!("Value must be one of: {allowed}"),
+        Some(format!("one of: {allowed}")),
+        format!("use one of the allowed values for {field} (exact case): {allowed}"),
+    )
 }
 
 fn json_type(v: &Value) -> &'static str {
