@@ -90,15 +90,20 @@ _Text = Union[str, bytes, bytearray]
 
 @final
 class Repair:
-    """One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found."""
+    """One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found;
+    past the log's first 1,000, one record per kind stands for the rest (`count` says how many)."""
 
-    def __init__(self, kind: str, position: int) -> None: ...
+    def __init__(self, kind: str, position: int, count: int = 1) -> None: ...
     @property
     def kind(self) -> RepairKindStr:
         """The fault, as a stable snake_case name ("trailing_comma", "single_quotes", ...)."""
     @property
     def position(self) -> int:
-        """Byte offset in the UTF-8 input where the fault was found."""
+        """Byte offset in the UTF-8 input where the fault was found (the first of them, for a record of several)."""
+    @property
+    def count(self) -> int:
+        """How many repairs of this kind the record stands for: 1, but for the records that follow the log's
+        first 1,000 repairs, one per kind, each counting that kind's repairs from `position` on."""
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -136,7 +141,8 @@ class RepairResult:
         """True when the input needed mending."""
     @property
     def repairs(self) -> list[Repair]:
-        """The repairs applied, in input order (a new list on each access)."""
+        """The repairs applied, in input order (a new list on each access): the first 1,000 one record each,
+        then one record per kind counting the rest (see Repair.count)."""
     @property
     def original(self) -> _Text:
         """The input exactly as the caller passed it."""

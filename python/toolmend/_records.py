@@ -72,10 +72,11 @@ def _record(cls: T, fields: tuple[str, ...], *, equality: bool = True) -> Callab
 # --- repair ----------------------------------------------------------------------------------------------
 
 
-@_record(_core.Repair, ("kind", "position"), equality=False)
+@_record(_core.Repair, ("kind", "position", "count"), equality=False)
 class Repair:
     def __repr__(self) -> str:
-        return _repr(self, "kind", "position")
+        # `count` only where the record stands for several repairs (past the log's first 1,000).
+        return _repr(self, "kind", "position", *(["count"] if self.count != 1 else []))
 
 
 @_record(_core.RepairError, ("code", "message", "position", "suggestion"), equality=False)

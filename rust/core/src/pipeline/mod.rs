@@ -435,6 +435,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
                             Repair {
                                 kind: RepairKind::ToolName,
                                 position: 0,
+                                count: 1,
                             },
                         );
                         (self.host.string(registered), Some(given_name))
@@ -702,7 +703,8 @@ impl<'h, H: Host> Pipeline<'h, H> {
             .map(|r| format!("{} at byte {}", r.kind.as_str(), r.position))
             .collect();
         if c.repairs.len() > 3 {
-            kinds.push(format!("{} more", c.repairs.len() - 3));
+            let more: usize = c.repairs[3..].iter().map(|r| r.count as usize).sum();
+            kinds.push(format!("{more} more"));
         }
         Err(Failure {
             position: Some(c.repairs[0].position),
@@ -749,6 +751,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
                     repairs.push(Repair {
                         kind: RepairKind::EscapedJson,
                         position: 0,
+                        count: 1,
                     });
                     repairs.extend(more);
                     return Ok((object, repairs, cut));

@@ -586,7 +586,8 @@ fn a_name_in_another_case_comes_back_as_registered_with_the_spelling_kept() {
         renamed.repairs,
         [Repair {
             kind: RepairKind::ToolName,
-            position: 0
+            position: 0,
+            count: 1,
         }]
     );
     assert_eq!(exact.raw_name, None);

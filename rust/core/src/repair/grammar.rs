@@ -159,6 +159,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::MissingClosingBrace,
                     position,
+                    count: 1,
                 });
                 self.out.push(b'}');
             }
@@ -166,6 +167,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::MissingClosingBracket,
                     position,
+                    count: 1,
                 });
                 self.out.push(b']');
             }
@@ -543,6 +545,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::MismatchedCloser,
                     position: at,
+                    count: 1,
                 });
                 match self.pop() {
                     Some(Frame::Object) => self.out.push(b'}'),
@@ -558,6 +561,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::ExtraCloser,
                     position: at,
+                    count: 1,
                 });
                 self.pos += 1;
                 return Ok(expect);
