@@ -405,8 +405,8 @@ impl<'h, H: Host> Pipeline<'h, H> {
                 // The registered name, where the call wrote it in another case: the call is
                 // given it, so that policies and dispatch by name see the name registered.
                 let registered = tool
-                    .map(|t| t.definition.name.clone())
-                    .filter(|registered| Some(registered.as_str()) != name);
+                    .filter(|t| Some(t.definition.name.as_str()) != name)
+                    .map(|t| t.definition.name.clone());
                 let name = registered.as_deref().or(name);
                 // The field's calls, whole or streamed, and the text's repeats of them.
                 let field = matches!(c.source, CallSource::ToolCalls | CallSource::Stream);
