@@ -91,3 +91,33 @@ def test_repair_a_lone_surrogate_in_a_str_is_one_replacement_character() -> None
     assert result.json == '["a\ufffdb", "\ufffd"]'
     assert [r.kind for r in result.repairs] == ["invalid_utf8"]
     assert toolmend.loads('["a\ud800b",]') == ["a\ufffdb"]
+
+
+def test_repair_megabytes_of_commas_log_a_thousand_repairs_and_a_summary() -> None:
+    # 4 MiB of commas are 4 million repairs: the log keeps the first 1,000, then one record for the rest of
+    # their kind, whose count says how many; the repaired text is the same.
+    commas = 4 << 20
+    result = toolmend.repair("[1" + "," * commas + "2]", max_size=5 << 20, timeout_ms=0)
+    assert result.json == "[1,2]"
+    assert len(result.repairs) == 1001
+    assert all(r.count == 1 for r in result.repairs[:1000])
+    summary = result.repairs[1000]
+    assert (summary.kind, summary.position, summary.count) == ("extra_comma", 1003, commas - 1 - 1000)
+    assert sum(r.count for r in result.repairs) == commas - 1
+    assert summary == toolmend.Repair("extra_comma", 1003, commas - 1001) and "count=" in repr(summary)
+    # Each kind past the cap is counted on its own, and what closes the text at its end is kept in full.
+    mixed = "{'a': [" + "1,, True, " * 2000
+    repairs = toolmend.repair(mixed).repairs
+    assert len(repairs) < 1000 + len(toolmend.REPAIR_KINDS) + 10
+    # Per kind, by where its first repair past the cap was; the one trailing comma is a record of one.
+    tail = [(r.kind, r.count) for r in repairs[1000:]]
+    assert tail == [("python_literal", 1501), ("extra_comma", 1500), ("trailing_comma", 1),
+                    ("missing_closing_bracket", 1), ("missing_closing_brace", 1)]
+    assert sum(r.count for r in repairs) == 1 + 2 * 2000 + 1 + 2
+
+
+def test_repair_a_call_of_a_hostile_size_carries_a_bounded_log() -> None:
+    arguments = '{"path": "a", "n": [1' + "," * (1 << 20) + "2]}"
+    (call,) = toolmend.check_call("f", arguments, max_size=2 << 20, timeout_ms=0).calls
+    assert call.arguments == {"path": "a", "n": [1, 2]}
+    assert len(call.repairs) == 1001 and sum(r.count for r in call.repairs) == (1 << 20) - 1

@@ -57,7 +57,10 @@ def test_a_call_in_anthropic_form_is_what_the_anthropic_sdk_reads() -> None:
 
 def test_as_dict_and_a_call_built_by_hand() -> None:
     call = _calls()[0]
-    assert call.as_dict() == {"id": "call_7", "name": "write_file", "arguments": {"path": "a.txt", "content": "hi"}, "index": 0, "source": "tool_calls"}
+    assert call.as_dict() == {
+        "id": "call_7", "name": "write_file", "raw_name": "write_file", "arguments": {"path": "a.txt", "content": "hi"},
+        "index": 0, "source": "tool_calls",
+    }
     made = ToolCall("write_file", {"path": "a.txt", "content": "hi"}, id="call_7")
     assert made == call  # the repairs and the raw text are how it was found, not what it is
     assert ToolCall("f", {}).id.startswith("call_") and ToolCall("f", {}).id != ToolCall("f", {}).id

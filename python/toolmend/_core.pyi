@@ -80,6 +80,7 @@ RepairKindStr = Literal[
     "function_call",
     "byte_order_mark",
     "invalid_utf8",
+    "tool_name",
 ]
 
 #: The repair kinds, in order: (name, description) for each.
@@ -89,15 +90,20 @@ _Text = Union[str, bytes, bytearray]
 
 @final
 class Repair:
-    """One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found."""
+    """One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found;
+    past the log's first 1,000, one record per kind stands for the rest (`count` says how many)."""
 
-    def __init__(self, kind: str, position: int) -> None: ...
+    def __init__(self, kind: str, position: int, count: int = 1) -> None: ...
     @property
     def kind(self) -> RepairKindStr:
         """The fault, as a stable snake_case name ("trailing_comma", "single_quotes", ...)."""
     @property
     def position(self) -> int:
-        """Byte offset in the UTF-8 input where the fault was found."""
+        """Byte offset in the UTF-8 input where the fault was found (the first of them, for a record of several)."""
+    @property
+    def count(self) -> int:
+        """How many repairs of this kind the record stands for: 1, but for the records that follow the log's
+        first 1,000 repairs, one per kind, each counting that kind's repairs from `position` on."""
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
@@ -135,7 +141,8 @@ class RepairResult:
         """True when the input needed mending."""
     @property
     def repairs(self) -> list[Repair]:
-        """The repairs applied, in input order (a new list on each access)."""
+        """The repairs applied, in input order (a new list on each access): the first 1,000 one record each,
+        then one record per kind counting the rest (see Repair.count)."""
     @property
     def original(self) -> _Text:
         """The input exactly as the caller passed it."""
@@ -331,8 +338,10 @@ class ToolCall:
         repairs: list[Repair] = ...,
         choice: int = 0,
         truncated: bool = False,
+        raw_name: str | None = None,
     ) -> None:
-        """A call built by hand (to test an agent, or to replay one); `id` defaults to a fresh one."""
+        """A call built by hand (to test an agent, or to replay one); `id` defaults to a fresh one, `raw_name`
+        to `name`."""
     @overload
     def parse(self, model: type[_M]) -> _M:
         """The arguments as an instance of `model` (a pydantic model class, a TypeAdapter or a msgspec Struct
@@ -340,7 +349,7 @@ class ToolCall:
     @overload
     def parse(self, model: Any) -> Any: ...
     def as_dict(self) -> dict[str, Any]:
-        """The call as a plain dict: id, name, arguments, index, source."""
+        """The call as a plain dict: id, name, raw_name, arguments, index, source."""
     def to_openai(self) -> dict[str, Any]:
         """An OpenAI assistant message's `tool_calls` entry: id, type "function", name, arguments as JSON text."""
     def to_ollama(self) -> dict[str, Any]:
@@ -353,7 +362,12 @@ class ToolCall:
         """The id the server gave, or "call_" + 16 hex digits."""
     @property
     def name(self) -> str:
-        """The tool's name."""
+        """The tool's name: with a registry, the name it was registered under, whatever the case the model
+        wrote it in."""
+    @property
+    def raw_name(self) -> str:
+        """The name as the model wrote it: `name` itself, unless the model wrote it in another case (then the
+        call's repairs start with a "tool_name" repair)."""
     @property
     def arguments(self) -> dict[str, Any]:
         """The arguments, parsed (and repaired) and, with a registry, validated."""

@@ -72,10 +72,11 @@ def _record(cls: T, fields: tuple[str, ...], *, equality: bool = True) -> Callab
 # --- repair ----------------------------------------------------------------------------------------------
 
 
-@_record(_core.Repair, ("kind", "position"), equality=False)
+@_record(_core.Repair, ("kind", "position", "count"), equality=False)
 class Repair:
     def __repr__(self) -> str:
-        return _repr(self, "kind", "position")
+        # `count` only where the record stands for several repairs (past the log's first 1,000).
+        return _repr(self, "kind", "position", *(["count"] if self.count != 1 else []))
 
 
 @_record(_core.RepairError, ("code", "message", "position", "suggestion"), equality=False)
@@ -167,7 +168,7 @@ _CALL_SOURCES = {source.value: source for source in CallSource}
 @_record(
     _core.ToolCall,
     # The raw arguments as given (text, or Ollama's object), not as text: text may not encode.
-    ("name", "arguments", "id", "index", "source", "_raw", "repairs", "choice", "truncated"),
+    ("name", "arguments", "id", "index", "source", "_raw", "repairs", "choice", "truncated", "raw_name"),
     equality=False,
 )
 class ToolCall:
@@ -179,7 +180,8 @@ class ToolCall:
 
     def __eq__(self, other: object) -> bool:
         """Equal when the id, name, arguments, index, choice, source and truncation are (arguments
-        compared as values)."""
+        compared as values). How the call was written (its raw arguments and name, its repairs) is not
+        what it is: a call to "delete_file" written as "DELETE_FILE" equals one written as registered."""
         fields = ("index", "choice", "truncated", "id", "name", "source", "arguments")
         return isinstance(other, _core.ToolCall) and all(getattr(self, f) == getattr(other, f) for f in fields)
 
@@ -193,8 +195,8 @@ class ToolCall:
         return into_model(model, self.arguments, self.name)
 
     def as_dict(self) -> dict[str, Any]:
-        """The call as a plain dict: id, name, arguments, index, source."""
-        return {f: getattr(self, f) for f in ("id", "name", "arguments", "index", "source")}
+        """The call as a plain dict: id, name, raw_name, arguments, index, source."""
+        return {f: getattr(self, f) for f in ("id", "name", "raw_name", "arguments", "index", "source")}
 
     def to_openai(self) -> dict[str, Any]:
         """The call as an OpenAI assistant message's ``tool_calls`` entry (arguments as JSON text)."""
@@ -211,7 +213,9 @@ class ToolCall:
 
     def __repr__(self) -> str:
         optional = [field for field in ("choice", "truncated") if getattr(self, field)]
-        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in ["id", "name", "arguments", "index", *optional, "source"])
+        written = ["raw_name"] if self.raw_name != self.name else []
+        fields = ["id", "name", *written, "arguments", "index", *optional, "source"]
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in fields)
         return f"ToolCall({shown}, repairs={len(self.repairs)})"
 
 

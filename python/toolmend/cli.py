@@ -8,7 +8,7 @@ import itertools
 import json
 import logging
 import sys
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from toolmend import cli_ops
 from toolmend.errors import UnknownToolError
@@ -33,6 +33,15 @@ def _error_dict(error: RepairError | None) -> dict[str, object] | None:
     if error is None:
         return None
     return {"code": error.code, "message": error.message, "position": error.position, "suggestion": error.suggestion}
+
+
+def _repair_dict(repair: Any) -> dict[str, Any]:
+    """A repair as the reports write it; `count` only on a record standing for several (past the log's
+    first 1,000 repairs)."""
+    shown = {"kind": repair.kind, "position": repair.position}
+    if repair.count > 1:
+        shown["count"] = repair.count
+    return shown
 
 
 #: Records repaired per batch in `repair --jsonl`: memory stays bounded by one batch.
@@ -90,7 +99,7 @@ def _repair_command(args: argparse.Namespace) -> int:
         report = {
             "ok": result.ok,
             "repaired": result.repaired,
-            "repairs": [{"kind": r.kind, "position": r.position} for r in result.repairs],
+            "repairs": [_repair_dict(r) for r in result.repairs],
             "error": _error_dict(result.error),
         }
         print(json.dumps(report, indent=2))
@@ -195,7 +204,7 @@ def _parse_command(args: argparse.Namespace) -> int:
                     "arguments": c.arguments,
                     "index": c.index,
                     "source": c.source,
-                    "repairs": [{"kind": r.kind, "position": r.position} for r in c.repairs],
+                    "repairs": [_repair_dict(r) for r in c.repairs],
                 }
                 for c in result.calls
             ],

@@ -133,7 +133,8 @@ class Stats:
             if call.repairs:
                 self.count("calls_repaired")
             for r in call.repairs:
-                self.repairs_by_kind[r.kind] = self.repairs_by_kind.get(r.kind, 0) + 1
+                # A record past the log's first 1,000 repairs stands for `count` of them.
+                self.repairs_by_kind[r.kind] = self.repairs_by_kind.get(r.kind, 0) + r.count
         _observe(self.chat_ms, seconds)
 
     def chat_failed(self, model: str, seconds: float) -> None:

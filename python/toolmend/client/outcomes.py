@@ -294,5 +294,5 @@ def _repair_kinds(calls: Any) -> dict[str, int]:
     kinds: dict[str, int] = {}
     for call in calls:
         for r in call.repairs:
-            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+            kinds[r.kind] = kinds.get(r.kind, 0) + r.count
     return kinds

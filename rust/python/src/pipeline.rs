@@ -49,8 +49,12 @@ pub struct ToolCall {
     // Python strings, kept as the reply gave them: no copy on the way in or out.
     #[pyo3(get)]
     id: Py<PyString>,
+    /// The registered tool's name (a registry finds a tool whatever the case of the name).
     #[pyo3(get)]
     name: Py<PyString>,
+    /// The name as the model wrote it: `name` itself unless the model wrote it in another case.
+    #[pyo3(get)]
+    raw_name: Py<PyString>,
     #[pyo3(get)]
     arguments: Py<PyAny>,
     /// The arguments as the reply gave them (text, or Ollama's object), for pickling.
@@ -75,16 +79,22 @@ pub struct ToolCall {
 
 impl ToolCall {
     pub(crate) fn from_checked(py: Python<'_>, call: CheckedCall<Obj<'_>>) -> Self {
+        let name = call
+            .name
+            .0
+            .cast_into::<PyString>()
+            .map_or_else(|_| PyString::new(py, "").unbind(), Bound::unbind);
+        let raw_name = call
+            .raw_name
+            .and_then(|n| n.0.cast_into::<PyString>().ok())
+            .map_or_else(|| name.clone_ref(py), Bound::unbind);
         ToolCall {
             id: call
                 .id
                 .and_then(|id| id.0.str().ok())
                 .map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
-            name: call
-                .name
-                .0
-                .cast_into::<PyString>()
-                .map_or_else(|_| PyString::new(py, "").unbind(), Bound::unbind),
+            name,
+            raw_name,
             arguments: call.arguments.0.unbind(),
             raw: call.raw.map(|raw| raw.0.unbind()),
             log: call.repairs,
@@ -104,9 +114,9 @@ fn source_name(py: Python<'_>, source: CallSource) -> Py<PyString> {
 #[pymethods]
 impl ToolCall {
     /// A call built by hand (to test an agent, or to replay one); `repairs` are Repair objects.
-    /// The arguments object is kept as given.
+    /// The arguments object is kept as given; `raw_name` is `name` unless given.
     #[new]
-    #[pyo3(signature = (name, arguments, id=None, index=0, source="tool_calls", raw_arguments=None, repairs=Vec::new(), choice=0, truncated=false))]
+    #[pyo3(signature = (name, arguments, id=None, index=0, source="tool_calls", raw_arguments=None, repairs=Vec::new(), choice=0, truncated=false, raw_name=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -119,11 +129,13 @@ impl ToolCall {
         repairs: Vec<PyRef<'_, Repair>>,
         choice: usize,
         truncated: bool,
+        raw_name: Option<Bound<'_, PyString>>,
     ) -> PyResult<Self> {
         let source = CallSource::from_name(source)
             .ok_or_else(|| PyValueError::new_err(format!("not a call source: {source:?}")))?;
         Ok(ToolCall {
             id: id.map_or_else(|| PyString::new(py, &new_call_id()).unbind(), Bound::unbind),
+            raw_name: raw_name.unwrap_or_else(|| name.clone()).unbind(),
             name: name.unbind(),
             arguments,
             raw: raw_arguments,

@@ -26,13 +26,16 @@ fn run_repair<'b>(py: Python<'_>, bytes: &'b [u8], limits: &Limits) -> Result<Re
     detach_if_large(py, bytes.len(), || toolmend_core::repair(bytes, limits))
 }
 
-/// One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found.
+/// One fault that was mended: its kind (e.g. "trailing_comma") and the byte offset where it was found;
+/// past the log's first 1,000, one record per kind stands for the rest (`count` says how many).
 #[pyclass(module = "toolmend", frozen, eq, hash)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Repair {
     kind: RepairKind,
     #[pyo3(get)]
     position: usize,
+    #[pyo3(get)]
+    count: u32,
 }
 
 impl Repair {
@@ -40,6 +43,7 @@ impl Repair {
         toolmend_core::Repair {
             kind: self.kind,
             position: self.position,
+            count: self.count,
         }
     }
 }
@@ -49,6 +53,7 @@ impl From<&toolmend_core::Repair> for Repair {
         Repair {
             kind: r.kind,
             position: r.position,
+            count: r.count,
         }
     }
 }
@@ -56,10 +61,20 @@ impl From<&toolmend_core::Repair> for Repair {
 #[pymethods]
 impl Repair {
     #[new]
-    fn new(kind: &str, position: usize) -> PyResult<Self> {
+    #[pyo3(signature = (kind, position, count=1))]
+    fn new(kind: &str, position: usize, count: u32) -> PyResult<Self> {
         let kind = RepairKind::from_name(kind)
             .ok_or_else(|| PyValueError::new_err(format!("unknown repair kind {kind:?}")))?;
-        Ok(Repair { kind, position })
+        if count == 0 {
+            return Err(PyValueError::new_err(
+                "a repair record stands for at least one repair",
+            ));
+        }
+        Ok(Repair {
+            kind,
+            position,
+            count,
+        })
     }
 
     #[getter]
@@ -125,7 +140,8 @@ impl RepairResult {
         !self.log.is_empty()
     }
 
-    /// The repairs applied, in input order (a new list on each access).
+    /// The repairs applied, in input order (a new list on each access): the first 1,000 one
+    /// record each, then one record per kind counting the rest (see Repair.count).
     #[getter]
     fn repairs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         repair_list(py, &self.log)

@@ -190,6 +190,7 @@ impl JsonCalls<'_> {
             .map(|r| Repair {
                 kind: r.kind,
                 position: start + r.position,
+                count: r.count,
             })
             .collect();
         let objects: Vec<&Map<String, Value>> = match &value {

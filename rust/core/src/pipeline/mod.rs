@@ -232,8 +232,12 @@ impl<V> Candidate<V> {
 pub struct CheckedCall<V> {
     /// The id as given; None when the call came without one (the binding makes one).
     pub id: Option<V>,
-    /// The name: a string.
+    /// The name: a string, the registered tool's name when a registry found the tool (a
+    /// registry finds a tool whatever the case of the name the model wrote).
     pub name: V,
+    /// The name as the call gave it, when that is not `name` (the model wrote it in another
+    /// case): a `tool_name` repair is recorded then. None when the two are the same.
+    pub raw_name: Option<V>,
     pub arguments: V,
     /// The arguments as received.
     pub raw: Option<V>,
@@ -398,9 +402,15 @@ impl<'h, H: Host> Pipeline<'h, H> {
             _ => None,
         });
         let (failure, partial) = match self.check(&c, name) {
-            Ok((arguments, _, Cut::Refused)) => (cut_off(), Some(arguments)),
-            Ok((arguments, repairs, cut)) => {
+            Ok((arguments, _, Cut::Refused, _)) => (cut_off(), Some(arguments)),
+            Ok((arguments, repairs, cut, tool)) => {
                 let truncated = cut == Cut::Taken;
+                // The registered name, where the call wrote it in another case: the call is
+                // given it, so that policies and dispatch by name see the name registered.
+                let registered = tool
+                    .filter(|t| Some(t.definition.name.as_str()) != name)
+                    .map(|t| t.definition.name.clone());
+                let name = registered.as_deref().or(name);
                 // The field's calls, whole or streamed, and the text's repeats of them.
                 let field = matches!(c.source, CallSource::ToolCalls | CallSource::Stream);
                 if !field && self.repeats_a_call(name, &arguments) {
@@ -416,10 +426,25 @@ impl<'h, H: Host> Pipeline<'h, H> {
                         self.field_keys.remove(name);
                     }
                 }
-                let Some(name_value) = c.name else {
+                let Some(given_name) = c.name else {
                     unreachable!("a call passes the checks only with a name");
                 };
                 let mut all = c.repairs;
+                let (name_value, raw_name) = match &registered {
+                    Some(registered) => {
+                        // The name comes before the arguments: its repair stands first.
+                        all.insert(
+                            0,
+                            Repair {
+                                kind: RepairKind::ToolName,
+                                position: 0,
+                                count: 1,
+                            },
+                        );
+                        (self.host.string(registered), Some(given_name))
+                    }
+                    None => (given_name, None),
+                };
                 all.extend(repairs);
                 let id = c.id.filter(|id| match id.as_str() {
                     Ok(Some(text)) => self.ids.insert(text.into_owned()),
@@ -428,6 +453,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
                 self.calls.push(CheckedCall {
                     id,
                     name: name_value,
+                    raw_name,
                     arguments,
                     raw,
                     index: c.index,
@@ -479,7 +505,10 @@ impl<'h, H: Host> Pipeline<'h, H> {
             .map(|(_, index)| index)
             .max();
         let Some(at) = self.calls.iter().position(|c| {
-            c.choice == choice && Some(c.index) == last && !c.repairs.is_empty() && !c.truncated
+            c.choice == choice
+                && Some(c.index) == last
+                && c.repairs.iter().any(|r| r.kind != RepairKind::ToolName)
+                && !c.truncated
         }) else {
             return;
         };
@@ -555,12 +584,13 @@ impl<'h, H: Host> Pipeline<'h, H> {
 
     /// The checks in the order of the pipeline: function, name, arguments, tool, schema. Also
     /// says whether the arguments were cut off: such a call is not checked further unless cut
-    /// calls are allowed (it is refused with TLP-010 then).
+    /// calls are allowed (it is refused with TLP-010 then); and the registry's tool, when it
+    /// has the call's.
     fn check(
         &self,
         c: &Candidate<H::Value>,
         name: Option<&str>,
-    ) -> Result<(H::Value, Vec<Repair>, Cut), Failure> {
+    ) -> Result<Checked<H::Value>, Failure> {
         if matches!(c.arguments, Arguments::NoFunction) {
             return Err(Failure::new(
                 ErrorCode::MissingFunction,
@@ -641,14 +671,20 @@ impl<'h, H: Host> Pipeline<'h, H> {
         let taken = self.allow_truncated
             || matches!(&tool, Some(Ok(tool)) if tool.definition.allow_truncated);
         if cut && !taken {
-            return Ok((value, repairs, Cut::Refused));
+            return Ok((value, repairs, Cut::Refused, None));
         }
-        if let (Some(tool), Some(_)) = (tool, registry) {
-            let tool =
-                tool.map_err(|e| Failure::new(e.code, e.message, RegistryError::UNKNOWN_TOOL_FIX))?;
-            self.validate(&tool, &value, name)?;
-        }
-        Ok((value, repairs, if cut { Cut::Taken } else { Cut::Whole }))
+        let tool = match tool {
+            Some(tool) => {
+                let tool = tool.map_err(|e| {
+                    Failure::new(e.code, e.message, RegistryError::UNKNOWN_TOOL_FIX)
+                })?;
+                self.validate(&tool, &value, name)?;
+                Some(tool)
+            }
+            None => None,
+        };
+        let cut = if cut { Cut::Taken } else { Cut::Whole };
+        Ok((value, repairs, cut, tool))
     }
 
     /// With repair off, a call that needed repair to be found or assembled is refused
@@ -670,7 +706,8 @@ impl<'h, H: Host> Pipeline<'h, H> {
             .map(|r| format!("{} at byte {}", r.kind.as_str(), r.position))
             .collect();
         if c.repairs.len() > 3 {
-            kinds.push(format!("{} more", c.repairs.len() - 3));
+            let more: usize = c.repairs[3..].iter().map(|r| r.count as usize).sum();
+            kinds.push(format!("{more} more"));
         }
         Err(Failure {
             position: Some(c.repairs[0].position),
@@ -733,6 +770,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
                     repairs.push(Repair {
                         kind: RepairKind::EscapedJson,
                         position: 0,
+                        count: 1,
                     });
                     repairs.extend(more);
                     return Ok((object, repairs, cut));
@@ -830,6 +868,10 @@ fn takes_string(schema: &serde_json::Value) -> bool {
             .get("const")
             .is_some_and(serde_json::Value::is_string)
 }
+
+/// What `Pipeline::check` gives for a call that passed: the arguments as a value, the repairs
+/// made to read them, whether they were cut off, and the registry's tool.
+type Checked<V> = (V, Vec<Repair>, Cut, Option<Arc<Tool>>);
 
 /// Whether a call's arguments were cut off, and what is done with such a call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -565,3 +565,45 @@ fn a_stream_reads_its_text_and_a_call_repeated_there_runs_once() {
     assert_eq!(said.finish_reason.as_deref(), Some("stop"));
     assert!(said.ended);
 }
+
+#[test]
+fn a_name_in_another_case_comes_back_as_registered_with_the_spelling_kept() {
+    let registry = registry();
+    let body = ollama(
+        vec![
+            call(json!("READ_FILE"), json!({"path": "a"})),
+            call(json!("read_file"), json!({"path": "b"})),
+        ],
+        // The text repeats the field's first call in yet another case: it runs once.
+        "<tool_call>{\"name\": \"Read_File\", \"arguments\": {\"path\": \"a\"}}</tool_call>",
+    );
+    let out = parse_with(&body.to_string(), Some(&registry), no_deadline(), true);
+    assert!(out.errors.is_empty());
+    assert_eq!(out.names(), [(0, "read_file"), (1, "read_file")]);
+    let (renamed, exact) = (&out.calls[0], &out.calls[1]);
+    assert_eq!(renamed.raw_name, Some(json!("READ_FILE")));
+    assert_eq!(
+        renamed.repairs,
+        [Repair {
+            kind: RepairKind::ToolName,
+            position: 0,
+            count: 1,
+        }]
+    );
+    assert_eq!(exact.raw_name, None);
+    assert!(exact.repairs.is_empty());
+    // Without a registry there is no registered name to give.
+    let out = parse(&body);
+    assert_eq!(out.calls[0].name, json!("READ_FILE"));
+    assert_eq!(out.calls[0].raw_name, None);
+}
+
+#[test]
+fn a_renamed_last_call_is_not_taken_for_one_the_token_limit_cut() {
+    let registry = registry();
+    let body = json!({"message": {"tool_calls": [call(json!("READ_FILE"), json!({"path": "a"}))]},
+                      "done_reason": "length"});
+    let out = parse_with(&body.to_string(), Some(&registry), no_deadline(), true);
+    assert!(out.errors.is_empty(), "{:?}", out.codes());
+    assert!(!out.calls[0].truncated);
+}

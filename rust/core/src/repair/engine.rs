@@ -63,36 +63,131 @@ pub(super) enum After {
 
 /// The repairs made, in input order; or, for a caller that only wants the text (`loads`), none
 /// kept: a dense megabyte makes 160,000 of them, 2.5 MB of log grown by copying.
+///
+/// A log kept holds the first [`MAX_LOGGED`] repairs in full; past them, it counts each kind's
+/// repairs and where the first was, and `finish` writes one record per kind for them (its
+/// `count` says how many): 16 MiB of commas logs 1,000 records and one summary, not 16.7 million
+/// records. The repairs that close the text at its end (a missing value, closers; all but control
+/// characters, of which trailing whitespace in a string can hold millions) are kept in full
+/// wherever the log stands, as `ends_cut_off` reads their positions: the open containers bound
+/// them.
 pub(super) struct RepairLog {
     pub(super) items: Vec<Repair>,
     keep: bool,
+    /// How many repairs are kept in full ([`MAX_LOGGED`]; tests set fewer).
+    cap: usize,
+    /// Per kind, the repairs past the cap: how many, and the position of the first.
+    elided: [(u32, usize); RepairKind::ALL.len()],
+    /// How many repairs are in `elided`.
+    elided_total: usize,
+    /// Repairs at or past this position (the end of the text but for trailing whitespace) are
+    /// the text's closing ones.
+    tail_from: usize,
 }
+
+/// The most repairs a log holds in full: enough to show what a text needed, a bounded amount of
+/// memory (16 KiB) whatever the text.
+pub const MAX_LOGGED: usize = 1000;
 
 impl RepairLog {
     pub(super) fn kept() -> Self {
         RepairLog {
             items: Vec::new(),
             keep: true,
+            cap: MAX_LOGGED,
+            elided: [(0, 0); RepairKind::ALL.len()],
+            elided_total: 0,
+            tail_from: usize::MAX,
         }
     }
 
     pub(super) fn dropped() -> Self {
         RepairLog {
-            items: Vec::new(),
             keep: false,
+            ..RepairLog::kept()
         }
+    }
+
+    /// A log that keeps `cap` repairs in full rather than [`MAX_LOGGED`].
+    #[cfg(test)]
+    pub(super) fn capped(cap: usize) -> Self {
+        RepairLog {
+            cap,
+            ..RepairLog::kept()
+        }
+    }
+
+    /// Repairs at or past `end` close the text (see the type).
+    pub(super) fn set_tail_from(&mut self, end: usize) {
+        self.tail_from = end;
     }
 
     #[inline(always)]
     pub(super) fn push(&mut self, repair: Repair) {
         if self.keep {
-            self.items.push(repair);
+            if (self.items.len() < self.cap && self.elided_total == 0)
+                || (repair.position >= self.tail_from
+                    && repair.kind != RepairKind::ControlCharacter)
+            {
+                self.items.push(repair);
+            } else {
+                self.elide(repair);
+            }
         }
     }
 
-    /// Takes back the repairs logged at or past `end` (the text from there is read again).
-    pub(super) fn take_back_from(&mut self, end: usize) {
-        self.items.retain(|r| r.position < end);
+    #[cold]
+    fn elide(&mut self, repair: Repair) {
+        let (count, first) = &mut self.elided[repair.kind as usize];
+        if *count == 0 {
+            *first = repair.position;
+        }
+        *count = count.saturating_add(repair.count);
+        self.elided_total += 1;
+    }
+
+    /// Takes back the repairs logged at or past `end` (the text from there is read again), of
+    /// which there were `logged`, all of `kind`: those kept in full are dropped, the others no
+    /// longer counted. They are the latest of their kind, so the first position stays right.
+    pub(super) fn take_back_from(&mut self, end: usize, kind: RepairKind, logged: usize) {
+        let held = self.items.len();
+        self.items.retain(|r| {
+            debug_assert!(r.position < end || r.kind == kind);
+            r.position < end
+        });
+        let counted = logged.saturating_sub(held - self.items.len());
+        if counted > 0 {
+            let (count, _) = &mut self.elided[kind as usize];
+            let taken = counted.min(*count as usize);
+            *count -= taken as u32;
+            self.elided_total = self.elided_total.saturating_sub(taken);
+        }
+    }
+
+    /// The log: the repairs kept in full, in order, with one record per kind for those past the
+    /// cap (by the position of the first) standing before the text's closing ones.
+    pub(super) fn finish(self) -> Vec<Repair> {
+        let mut items = self.items;
+        if self.elided_total == 0 {
+            return items;
+        }
+        let mut summary: Vec<Repair> = RepairKind::ALL
+            .into_iter()
+            .zip(self.elided)
+            .filter(|(_, (count, _))| *count > 0)
+            .map(|(kind, (count, position))| Repair {
+                kind,
+                position,
+                count,
+            })
+            .collect();
+        summary.sort_by_key(|r| r.position);
+        let closing = items
+            .iter()
+            .rposition(|r| r.position < self.tail_from || r.kind == RepairKind::ControlCharacter)
+            .map_or(0, |at| at + 1);
+        items.splice(closing..closing, summary);
+        items
     }
 }
 
@@ -214,7 +309,11 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 scan::char_at(self.src, position),
             ));
         }
-        self.repairs.push(Repair { kind, position });
+        self.repairs.push(Repair {
+            kind,
+            position,
+            count: 1,
+        });
         Ok(())
     }
 
@@ -267,6 +366,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             self.repairs.push(Repair {
                 kind: RepairKind::ByteOrderMark,
                 position: 0,
+                count: 1,
             });
             self.pos = 3;
         }
@@ -276,6 +376,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             self.repairs.push(Repair {
                 kind: RepairKind::MarkdownFence,
                 position: at,
+                count: 1,
             });
             at = self.src[at..]
                 .iter()
@@ -287,6 +388,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             self.repairs.push(Repair {
                 kind: RepairKind::SurroundingText,
                 position: at,
+                count: 1,
             });
             at = value;
         }
@@ -298,6 +400,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                     self.repairs.push(Repair {
                         kind: RepairKind::SurroundingText,
                         position: at,
+                        count: 1,
                     });
                     at += n;
                 }
@@ -372,6 +475,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                     self.repairs.push(Repair {
                         kind: RepairKind::ConcatenatedValues,
                         position: next,
+                        count: 1,
                     });
                     self.out.insert(0, b'[');
                     self.rewrote_output_from(0);
@@ -386,6 +490,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::MarkdownFence,
                     position: self.pos,
+                    count: 1,
                 });
                 self.out.truncate(before_ws);
                 self.rewrote_output_from(before_ws);
@@ -394,12 +499,14 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::ExtraCloser,
                     position: self.pos,
+                    count: 1,
                 });
                 self.pos += 1;
             } else {
                 self.repairs.push(Repair {
                     kind: RepairKind::SurroundingText,
                     position: self.pos,
+                    count: 1,
                 });
                 self.out.truncate(before_ws);
                 self.rewrote_output_from(before_ws);

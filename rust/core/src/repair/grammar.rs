@@ -165,6 +165,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::MissingClosingBrace,
                     position,
+                    count: 1,
                 });
                 self.out.push(b'}');
             }
@@ -172,6 +173,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::MissingClosingBracket,
                     position,
+                    count: 1,
                 });
                 self.out.push(b']');
             }
@@ -555,6 +557,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::MismatchedCloser,
                     position: at,
+                    count: 1,
                 });
                 match self.pop() {
                     Some(Frame::Object) => self.out.push(b'}'),
@@ -570,6 +573,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::ExtraCloser,
                     position: at,
+                    count: 1,
                 });
                 self.pos += 1;
                 return Ok(expect);

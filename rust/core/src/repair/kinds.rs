@@ -115,6 +115,10 @@ repair_kinds! {
         "A leading UTF-8 byte order mark: removed.";
     InvalidUtf8 => "invalid_utf8",
         "Bytes that are not UTF-8: replaced with U+FFFD (positions still refer to the input).";
+    ToolName => "tool_name",
+        "`DELETE_FILE` for the registered `delete_file`: a call's tool name in another case than \
+         the registry's, given the registered name (the model's spelling stays in `raw_name`; \
+         the position is 0, as the name is not in the arguments).";
 }
 
 impl RepairKind {

@@ -28,6 +28,7 @@ use std::borrow::Cow;
 
 use crate::error::{Error, ErrorCode, ErrorKind};
 use crate::limits::Limits;
+pub use engine::MAX_LOGGED;
 use engine::{Engine, RepairLog};
 use lookahead::escaped_json_at;
 use prepass::{original_position, replace_invalid_utf8, unescape_once, PositionMap};
@@ -35,10 +36,17 @@ use prepass::{original_position, replace_invalid_utf8, unescape_once, PositionMa
 pub use kinds::RepairKind;
 
 /// One fault that was mended: what kind, and the byte offset in the input where it was found.
+///
+/// A log holds its first [`MAX_LOGGED`] repairs one record each (`count` 1); past them, one
+/// record per kind stands for all the later repairs of that kind: `count` says how many, and
+/// `position` is where the first of them was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Repair {
     pub kind: RepairKind,
     pub position: usize,
+    /// How many repairs of `kind` the record stands for, from `position` on: 1 but for the
+    /// records of a log past [`MAX_LOGGED`].
+    pub count: u32,
 }
 
 /// The outcome of a successful repair: the JSON text (borrowed when the input was already valid)
@@ -260,6 +268,12 @@ pub fn mend_unlogged(input: &[u8], limits: &Limits) -> Result<Mended, Error> {
     mend_with(input, limits, RepairLog::dropped())
 }
 
+/// `mend` with a log that keeps `cap` repairs in full.
+#[cfg(test)]
+fn mend_capped(input: &[u8], limits: &Limits, cap: usize) -> Result<Mended, Error> {
+    mend_with(input, limits, RepairLog::capped(cap))
+}
+
 fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Mended, Error> {
     limits.check_size(input.len())?;
     // Positions in the text the engine reads, mapped back to the input's (the two differ when
@@ -272,6 +286,7 @@ fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Me
             repairs.push(Repair {
                 kind: RepairKind::InvalidUtf8,
                 position: e.valid_up_to(),
+                count: 1,
             });
             let (lossy, map) = replace_invalid_utf8(input);
             maps.push(map);
@@ -282,20 +297,23 @@ fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Me
         repairs.push(Repair {
             kind: RepairKind::EscapedJson,
             position: original_position(&maps, at),
+            count: 1,
         });
         let (unescaped, map) = unescape_once(&text);
         maps.push(map);
         text = Cow::Owned(unescaped);
     }
     let before = repairs.items.len();
+    repairs.set_tail_from(text.trim_ascii_end().len());
     let mut engine = Engine::<false>::new(&text, limits, limits.deadline());
     engine.repairs = repairs;
     if let Err(mut e) = engine.run() {
         e.position = original_position(&maps, e.position);
         return Err(e);
     }
+    let mut log = std::mem::replace(&mut engine.repairs, RepairLog::dropped()).finish();
     if !maps.is_empty() {
-        for r in &mut engine.repairs.items[before..] {
+        for r in &mut log[before..] {
             r.position = original_position(&maps, r.position);
         }
     }
@@ -303,7 +321,7 @@ fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Me
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok(Mended {
         json,
-        repairs: engine.repairs.items,
+        repairs: log,
         plain_numbers: !engine.wide_numbers,
     })
 }

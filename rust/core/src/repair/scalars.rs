@@ -50,6 +50,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             self.repairs.push(Repair {
                 kind: RepairKind::JsLiteral,
                 position: start,
+                count: 1,
             });
             self.out.extend_from_slice(b"null");
             self.pos = start + 9;
@@ -76,6 +77,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             self.repairs.push(Repair {
                 kind: RepairKind::MissingValue,
                 position: start,
+                count: 1,
             });
             self.out.extend_from_slice(b"null");
             self.pos = run_end;
@@ -84,6 +86,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         self.repairs.push(Repair {
             kind: RepairKind::InvalidNumber,
             position: start,
+            count: 1,
         });
         let run: Vec<u8> = src[start..run_end]
             .iter()
@@ -154,6 +157,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             self.repairs.push(Repair {
                 kind: RepairKind::TruncatedLiteral,
                 position: start,
+                count: 1,
             });
             self.out.extend_from_slice(full);
             self.pos = src.len();
@@ -185,6 +189,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         self.repairs.push(Repair {
             kind: RepairKind::UnquotedString,
             position: start,
+            count: 1,
         });
         self.out.push(b'"');
         self.push_escaped(&src[start..end]);

@@ -52,8 +52,11 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 if let Some(end) = self.fenced_string_end(content_start, i) {
                     // `"value}```: the string ran into a closing fence; it ends before the
                     // closers and the fence, which are read again after it.
-                    // Control characters escaped in the part given back are read again.
-                    self.repairs.take_back_from(end);
+                    // Control characters escaped in the part given back are read again: each
+                    // was one fault (the part holds closers, whitespace and the fence).
+                    let escaped = src[end..i].iter().filter(|&&c| c < 0x20).count();
+                    self.repairs
+                        .take_back_from(end, RepairKind::ControlCharacter, escaped);
                     self.fault(RepairKind::UnclosedString, end, "a closing '\"'")?;
                     let written: usize = src[end..i].iter().map(|&c| escaped_len(c)).sum();
                     self.out.truncate(self.out.len() - written);
@@ -77,6 +80,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         self.repairs.push(Repair {
                             kind: RepairKind::UnescapedQuotes,
                             position: i,
+                            count: 1,
                         });
                         self.out.pop();
                         self.rewrote_output_from(self.out.len());
@@ -96,6 +100,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         self.repairs.push(Repair {
                             kind: RepairKind::UnescapedQuotes,
                             position: i,
+                            count: 1,
                         });
                         self.out.extend_from_slice(delim.inner);
                         continue;
@@ -111,6 +116,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         self.repairs.push(Repair {
                             kind: RepairKind::TruncatedString,
                             position: comma,
+                            count: 1,
                         });
                         self.out.truncate(self.out.len() - (i - comma));
                         self.rewrote_output_from(self.out.len());
@@ -121,6 +127,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.repairs.push(Repair {
                         kind: RepairKind::UnescapedQuotes,
                         position: i,
+                        count: 1,
                     });
                     kept_quote = true;
                     self.out.extend_from_slice(delim.inner);

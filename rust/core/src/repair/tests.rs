@@ -434,7 +434,8 @@ fn bom_and_invalid_utf8_are_mended() {
         repaired.repairs,
         vec![Repair {
             kind: RepairKind::InvalidUtf8,
-            position: 7
+            position: 7,
+            count: 1,
         }]
     );
 }
@@ -682,7 +683,7 @@ fn every_kind_has_its_own_one_line_description() {
         );
         assert!(seen.insert(text), "{kind:?} shares its description");
     }
-    assert_eq!(RepairKind::ALL.len(), 34);
+    assert_eq!(RepairKind::ALL.len(), 35);
     assert_eq!(RepairKind::ALL[0], RepairKind::TrailingComma);
     assert_eq!(RepairKind::InvalidUtf8.as_str(), "invalid_utf8");
 }
@@ -991,6 +992,138 @@ proptest::proptest! {
         proptest::prop_assert!(!plainly_broken(text.as_bytes()), "{}", text);
         for window in 0..=text.len() {
             proptest::prop_assert!(!tail_broken(text.as_bytes(), window), "{} ({})", text, window);
+        }
+    }
+}
+
+/// The log `mend` keeps with `cap` repairs in full, checked against the whole log: the same
+/// text; the first `cap` repairs as they were; then, per kind, one record counting the rest from
+/// the first of them (in the order of those positions); then the repairs closing the text at its
+/// end (all but control characters) as they were.
+fn assert_capped_log_summarises(input: &[u8], cap: usize) -> Result<(), String> {
+    let limits = Limits {
+        max_size: 1 << 26,
+        max_depth: 500,
+        timeout_ms: 0,
+    };
+    let (Ok(whole), Ok(capped)) = (
+        mend_capped(input, &limits, usize::MAX),
+        mend_capped(input, &limits, cap),
+    ) else {
+        return Ok(());
+    };
+    if whole.json != capped.json {
+        return Err("the text differs".into());
+    }
+    let tail = input.trim_ascii_end().len();
+    let closing = |r: &&Repair| r.position >= tail && r.kind != RepairKind::ControlCharacter;
+    let mut expected: Vec<Repair> = whole.repairs.iter().take(cap).copied().collect();
+    let rest = whole.repairs.get(cap..).unwrap_or_default();
+    let mut summary: Vec<Repair> = Vec::new();
+    for r in rest.iter().filter(|r| !closing(r)) {
+        match summary.iter_mut().find(|s| s.kind == r.kind) {
+            Some(s) => s.count += 1,
+            None => summary.push(*r),
+        }
+    }
+    summary.sort_by_key(|r| (r.position, r.kind as usize));
+    expected.extend(summary);
+    expected.extend(rest.iter().filter(closing));
+    if capped.repairs != expected {
+        return Err(format!("log {:?}\nexpected {:?}", capped.repairs, expected));
+    }
+    if capped.repairs.iter().any(|r| r.count == 0) {
+        return Err("a record of no repairs".into());
+    }
+    Ok(())
+}
+
+#[test]
+fn megabytes_of_commas_log_a_thousand_repairs_and_a_summary() {
+    let commas = 3 << 20;
+    let input = format!("[1{}2]", ",".repeat(commas));
+    let limits = Limits {
+        max_size: 4 << 20,
+        max_depth: 64,
+        timeout_ms: 0,
+    };
+    let mended = mend(input.as_bytes(), &limits).unwrap();
+    assert_eq!(mended.json, "[1,2]");
+    assert_eq!(mended.repairs.len(), MAX_LOGGED + 1);
+    assert!(mended.repairs[..MAX_LOGGED].iter().all(|r| r.count == 1));
+    let summary = mended.repairs[MAX_LOGGED];
+    assert_eq!(summary.kind, RepairKind::ExtraComma);
+    assert_eq!(summary.count as usize, commas - 1 - MAX_LOGGED);
+    assert_eq!(summary.position, 3 + MAX_LOGGED);
+    // `repair` (valid text aside, the same pass) and the cut-off rule read the same log.
+    let cut = format!("{{\"a\": [1{}2], \"b\"", ",".repeat(5000));
+    let mended = repair(cut.as_bytes(), &limits).unwrap();
+    assert_eq!(mended.repairs.len(), MAX_LOGGED + 1 + 2);
+    assert!(ends_cut_off(cut.as_bytes(), &mended.repairs));
+    let kinds: Vec<_> = mended.repairs[MAX_LOGGED..]
+        .iter()
+        .map(|r| r.kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            RepairKind::ExtraComma,
+            RepairKind::MissingValue,
+            RepairKind::MissingClosingBrace
+        ]
+    );
+}
+
+#[test]
+fn a_capped_log_counts_what_it_does_not_hold() {
+    for input in [
+        // Several kinds past the cap, and closers and a missing value at the end.
+        format!("{{'a': [{}", "1,, True, 'x', ".repeat(40)),
+        // Control characters in a string that runs into a fence: the part given back (closers,
+        // newlines) is read again, and its repairs are taken back, counted ones included.
+        format!(
+            "{{\"a\": [{}], \"b\": \"v\n{}}}\n\n```",
+            "1,,".repeat(30),
+            "\t".repeat(30)
+        ),
+        format!("{{\"b\": \"v{}}}{}\n```", "\t".repeat(80), "\n".repeat(50)),
+        // Some of the string's control characters before where it ends, some given back.
+        format!(
+            "{{\"b\": \"v{}x}}{}```",
+            "\u{1}".repeat(40),
+            "\n".repeat(40)
+        ),
+        // An unclosed string of whitespace to the end.
+        format!(
+            "{{\"a\": [{}], \"b\": \"x{}",
+            "1,,".repeat(30),
+            "\n".repeat(100)
+        ),
+    ] {
+        for cap in [0, 1, 7, 31, 64] {
+            assert_capped_log_summarises(input.as_bytes(), cap)
+                .unwrap_or_else(|e| panic!("{input:?} cap {cap}: {e}"));
+        }
+    }
+    // The string that runs into the fence ends before the whitespace, closers and fence, which
+    // it gives back: the 130 control characters it escaped there, past every cap above, are
+    // taken back.
+    let fenced = format!("{{\"b\": \"v{}}}{}\n```", "\t".repeat(80), "\n".repeat(50));
+    let whole = mend(fenced.as_bytes(), &Limits::default()).unwrap();
+    assert_eq!(whole.json, format!("{{\"b\": \"v\"{}}}", "\t".repeat(80)));
+    let kinds = |kind| whole.repairs.iter().filter(|r| r.kind == kind).count();
+    assert_eq!(kinds(RepairKind::ControlCharacter), 0);
+    assert_eq!(kinds(RepairKind::UnclosedString), 1);
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_capped_log_counts_what_it_does_not_hold(
+        input in "[\\[\\]{}:,'\"a1 \n\t\u{1}`#/TN]{0,120}",
+        cap in 0usize..12,
+    ) {
+        if let Err(e) = assert_capped_log_summarises(input.as_bytes(), cap) {
+            proptest::prop_assert!(false, "{:?} cap {}: {}", input, cap, e);
         }
     }
 }

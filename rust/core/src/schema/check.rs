@@ -81,7 +81,7 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// Keywords whose value is one subschema.
-const ONE_SCHEMA: &[&str] = &[
+pub(super) const ONE_SCHEMA: &[&str] = &[
     "items",
     "contains",
     "additionalProperties",
@@ -95,9 +95,9 @@ const ONE_SCHEMA: &[&str] = &[
     "contentSchema",
 ];
 /// Keywords whose value is an array of subschemas.
-const SCHEMA_ARRAY: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
+pub(super) const SCHEMA_ARRAY: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
 /// Keywords whose value maps names to subschemas.
-const SCHEMA_MAP: &[&str] = &[
+pub(super) const SCHEMA_MAP: &[&str] = &[
     "properties",
     "patternProperties",
     "dependentSchemas",
@@ -317,14 +317,17 @@ fn refuse_cycles(schema: &Value, graph: &Graph<'_>) -> Result<(), RegistryError>
 pub fn build<F: jsonschema::json::Json>(
     schema: &Value,
 ) -> Result<jsonschema::Validator<F>, RegistryError> {
+    // Large enums of objects, arrays or mixed values are looked up by hash (enums.rs).
+    let schema = super::enums::hashed(schema);
     jsonschema::options_for::<F>()
         .with_draft(jsonschema::Draft::Draft202012)
+        .with_keyword(super::enums::KEYWORD, super::enums::factory::<F>)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
         .with_format("idn-hostname", is_idn_hostname)
         .with_format("idn-email", is_idn_email)
         .with_pattern_options(jsonschema::PatternOptions::regex())
-        .build(schema)
+        .build(&schema)
         .map_err(|e| {
             let path = e.instance_path().as_str().to_string();
             let detail = match e.kind() {

@@ -7,6 +7,7 @@
 mod check;
 pub(crate) use check::canonical;
 mod cost;
+mod enums;
 mod exact;
 mod given;
 mod graph;
@@ -139,12 +140,11 @@ pub struct Registry {
     tools: RwLock<Catalogue>,
 }
 
-/// The registry's tools, by lowercase name, and their names prepared for suggestions.
+/// The registry's tools, by lowercase name, and their names indexed for suggestions.
 #[derive(Default)]
 struct Catalogue {
     by_key: HashMap<String, Arc<Tool>>,
-    /// Sorted by name.
-    names: Vec<suggestions::Candidate>,
+    names: suggestions::Suggestions,
     /// Every tool by category (uncategorised first) then name, kept sorted as tools are added,
     /// so a listing is a copy, not a sort.
     listing: Vec<Arc<Tool>>,
@@ -211,9 +211,7 @@ impl Registry {
             return same_or_duplicate(existing, &tool.fingerprint, &tool.definition.name);
         }
         tools.by_key.insert(key, Arc::clone(&tool));
-        let name = tool.definition.name.as_str();
-        let at = tools.names.partition_point(|c| c.name.as_str() < name);
-        tools.names.insert(at, suggestions::Candidate::new(name));
+        tools.names.insert(&tool.definition.name);
         let at = tools
             .listing
             .partition_point(|t| listing_place(t) < listing_place(&tool));
@@ -229,7 +227,9 @@ impl Registry {
             .get(name)
             .or_else(|| tools.by_key.get(&name.to_ascii_lowercase()));
         found.cloned().ok_or_else(|| {
-            let hint = suggestions::closest(name, &tools.names)
+            let hint = tools
+                .names
+                .closest(name)
                 .map(|n| format!("; did you mean '{n}'?"))
                 .unwrap_or_default();
             RegistryError::new(

@@ -692,19 +692,18 @@ fn a_registered_name_of_the_longest_length_is_suggested_for_a_near_miss() {
             e.message
         );
     }
-    let names = [suggestions::Candidate::new(&name)];
-    assert_eq!(suggestions::closest(&typo, &names), Some(name.as_str()));
+    let mut names = suggestions::Suggestions::default();
+    names.insert(&name);
+    assert_eq!(names.closest(&typo), Some(name.as_str()));
 }
 
 #[test]
 fn suggestions_find_the_closest_name_under_the_typo_bound() {
-    let names: Vec<suggestions::Candidate> = ["File_Read", "file_write", "fetch", "list_dir"]
-        .iter()
-        .map(|n| suggestions::Candidate::new(n))
-        .collect();
-    let mut sorted = names.clone();
-    sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    let closest = |q: &str| suggestions::closest(q, &sorted);
+    let mut names = suggestions::Suggestions::default();
+    for name in ["File_Read", "file_write", "fetch", "list_dir"] {
+        names.insert(name);
+    }
+    let closest = |q: &str| names.closest(q);
     assert_eq!(closest("file_reed"), Some("File_Read"));
     assert_eq!(closest("FILE_WRIT"), Some("file_write"));
     assert_eq!(closest("fecth"), Some("fetch"));
@@ -818,4 +817,52 @@ fn a_value_is_rendered_only_as_far_as_it_is_shown() {
     ] {
         assert_eq!(render(&v), clip(&v.to_string()));
     }
+}
+
+#[test]
+fn a_large_enum_of_objects_is_looked_up_with_the_meaning_and_the_errors_of_enum() {
+    let members: Vec<Value> = (0..40).map(|i| json!({"id": i, "k": "x"})).collect();
+    let few = members[..3].to_vec();
+    let schema = |members: &[Value]| json!({"type": "object", "properties": {"items": {"type": "array", "items": {"enum": members}}}});
+    let (hashed, compared) = (
+        registry_with("t", schema(&members)),
+        registry_with("t", schema(&few)),
+    );
+    let ok = r#"{"items": [{"k": "x", "id": 2}, {"id": 1.0, "k": "x"}, {"id": 39, "k": "x"}]}"#;
+    assert!(errors(&hashed, "t", ok).is_empty());
+    // 2^64 + 1 is no member: the registry compares integers past 2^53 exactly.
+    let bad = r#"{"items": [{"id": 2, "k": "y"}, {"id": 18446744073709551617, "k": "x"}]}"#;
+    let (e, f) = (errors(&hashed, "t", bad), errors(&compared, "t", bad));
+    assert_eq!(e.len(), 2);
+    // The same violations as the enum compared member by member gives, but for the list.
+    let shape = |v: &Violation| (v.path.clone(), v.code, v.actual.clone());
+    assert_eq!(
+        e.iter().map(shape).collect::<Vec<_>>(),
+        f.iter().map(shape).collect::<Vec<_>>()
+    );
+    for (v, w) in e.iter().zip(&f) {
+        assert!(v
+            .message
+            .starts_with("Value must be one of: {\"id\":0,\"k\":\"x\"}, "));
+        assert!(w
+            .message
+            .starts_with("Value must be one of: {\"id\":0,\"k\":\"x\"}, "));
+        assert_eq!(
+            v.suggestion.split(": ").next(),
+            w.suggestion.split(": ").next()
+        );
+        assert!(v
+            .suggestion
+            .starts_with("use one of the allowed values for "));
+    }
+    let members = [json!(18446744073709551616u128 as f64)]
+        .into_iter()
+        .chain((0..20).map(|i| json!([i])))
+        .collect::<Vec<_>>();
+    let big = registry_with(
+        "b",
+        json!({"type": "object", "properties": {"n": {"enum": members}}}),
+    );
+    assert!(errors(&big, "b", r#"{"n": 18446744073709551616}"#).is_empty());
+    assert_eq!(errors(&big, "b", r#"{"n": 18446744073709551617}"#).len(), 1);
 }

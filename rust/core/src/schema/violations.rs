@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::hints::describe;
 use super::shown::{clip, render};
-use super::suggestions::near_miss;
+use super::suggestions::{near_miss, Declared};
 use super::MAX_VIOLATIONS;
 use crate::error::ErrorCode;
 use crate::pointer::{escape_pointer, percent_decode, unescape_pointer};
@@ -285,19 +285,21 @@ fn map_error(
                 .as_ref()
                 .filter(|d| !d.is_empty())
                 .map(|d| list(d.iter().map(String::as_str)));
+            let allowed_hint = allowed
+                .as_deref()
+                .map(|a| format!("; allowed: {a}"))
+                .unwrap_or_default();
+            // Each unexpected name is looked up among the declared ones, not compared with each.
+            let declared = declared
+                .as_deref()
+                .map(|d| Declared::new(d, unexpected.len()));
             for name in unexpected {
                 // A declared property is unevaluated only because the part declaring it failed
                 // on something else, which is reported on its own.
                 let consequence = declared.as_ref().is_some_and(|d| d.contains(name));
-                let allowed_hint = allowed
-                    .as_deref()
-                    .map(|a| format!("; allowed: {a}"))
-                    .unwrap_or_default();
-                let meant = declared.as_ref().and_then(|d| {
-                    d.iter().find(|known| {
-                        instance.get(known.as_str()).is_none() && near_miss(name, known)
-                    })
-                });
+                let meant = declared
+                    .as_ref()
+                    .and_then(|d| d.first_near_miss(name, |known| instance.get(known).is_none()));
                 let fix = match meant {
                     Some(meant) => format!("rename '{}' to '{}'", clip(name), clip(meant)),
                     None => format!("remove '{}'", clip(name)),
@@ -380,21 +382,13 @@ fn constraint(kind: &K, instance: &Value, field: &str) -> (String, Option<String
         K::Enum { options } => {
             let allowed = options
                 .as_array()
-                .map(|o| {
-                    list(
-                        o.iter()
-                            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                            .collect::<Vec<_>>()
-                            .iter()
-                            .map(String::as_str),
-                    )
-                })
+                .map(|o| enum_allowed(o))
                 .unwrap_or_default();
-            (
-                format!("Value must be one of: {allowed}"),
-                Some(format!("one of: {allowed}")),
-                format!("use one of the allowed values for {field} (exact case): {allowed}"),
-            )
+            not_allowed(&allowed, field)
+        }
+        // An enum looked up by hash (enums.rs), whose message is the list of allowed values.
+        K::Custom { keyword, message } if keyword == super::enums::KEYWORD => {
+            not_allowed(message, field)
         }
         K::Constant { expected_value } => (
             format!("Value must be {}", render(expected_value)),
@@ -484,6 +478,27 @@ fn constraint(kind: &K, instance: &Value, field: &str) -> (String, Option<String
     }
 }
 
+/// The members of an enum as a violation lists them.
+pub(super) fn enum_allowed(members: &[Value]) -> String {
+    list(
+        members
+            .iter()
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str),
+    )
+}
+
+/// A value that is none of an enum's members (`allowed`, listed), of `field`.
+fn not_allowed(allowed: &str, field: &str) -> (String, Option<String>, String) {
+    (
+        format!("Value must be one of: {allowed}"),
+        Some(format!("one of: {allowed}")),
+        format!("use one of the allowed values for {field} (exact case): {allowed}"),
+    )
+}
+
 fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -558,6 +573,7 @@ fn resolve<'v>(schema: &'v Value, reference: &str) -> Option<&'v Value> {
 /// (`$ref`, `allOf`, `anyOf`, `oneOf`, `if`, `then`, `else`, `dependentSchemas`).
 fn declared_names(schema: &Value, closed: &Value) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
+    let mut named: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let mut seen: Vec<*const Value> = Vec::new();
     let mut work = vec![closed];
     while let Some(node) = work.pop() {
@@ -568,7 +584,7 @@ fn declared_names(schema: &Value, closed: &Value) -> Vec<String> {
         seen.push(node);
         if let Some(Value::Object(props)) = m.get("properties") {
             for name in props.keys() {
-                if !names.contains(name) {
+                if named.insert(name) {
                     names.push(name.clone());
                 }
             }
