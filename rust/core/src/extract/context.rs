@@ -44,6 +44,18 @@ pub(super) struct ProseContext {
     pending: u8,
 }
 
+/// The bytes that may change plain prose's state: brackets, quotes, the last byte of `“`/`‘`.
+static OPENS_SOMETHING: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'{' as usize] = true;
+    t[b'[' as usize] = true;
+    t[b'"' as usize] = true;
+    t[b'\'' as usize] = true;
+    t[0x9c] = true;
+    t[0x98] = true;
+    t
+};
+
 /// Bytes after which a quote opens a quotation: the line's start, a space, an opening bracket.
 fn opens_after(b: u8) -> bool {
     matches!(
@@ -81,8 +93,31 @@ impl ProseContext {
     }
 
     pub(super) fn advance(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.byte(b);
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.depth == 0 && self.string == 0 && self.quotation == 0 && self.pending == 0 {
+                // Plain prose changes only at a bracket or an opening quote: skip to one.
+                let skip = bytes[i..]
+                    .iter()
+                    .position(|&b| OPENS_SOMETHING[usize::from(b)]);
+                let at = skip.map_or(bytes.len(), |k| i + k);
+                self.seen_up_to(bytes, i, at);
+                if at == bytes.len() {
+                    return;
+                }
+                i = at;
+            }
+            self.byte(bytes[i]);
+            i += 1;
+        }
+    }
+
+    /// `bytes[from..to]` were read with nothing to change but the last bytes seen.
+    fn seen_up_to(&mut self, bytes: &[u8], from: usize, to: usize) {
+        let n = (to - from).min(3);
+        let old = self.prev;
+        for k in 0..3 {
+            self.prev[k] = if k < n { bytes[to - 1 - k] } else { old[k - n] };
         }
     }
 
@@ -174,6 +209,24 @@ mod tests {
         let mut c = ProseContext::default();
         c.advance(text.as_bytes());
         c
+    }
+
+    proptest::proptest! {
+        /// Skipping plain prose reaches the state byte-by-byte reading does, however split.
+        #[test]
+        fn skipping_plain_prose_reads_as_every_byte(
+            parts in proptest::collection::vec(r#"[ab'"{}\\\[\]()=,:\n“”‘’ x]{0,12}"#, 0..8),
+        ) {
+            let mut skipping = ProseContext::default();
+            let mut each = ProseContext::default();
+            for part in &parts {
+                skipping.advance(part.as_bytes());
+                for &b in part.as_bytes() {
+                    each.byte(b);
+                }
+                proptest::prop_assert_eq!(skipping, each);
+            }
+        }
     }
 
     #[test]

@@ -448,6 +448,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.repairs.push(Repair {
                     kind: RepairKind::ExtraCloser,
                     position: self.pos,
+                    count: 1,
                 });
                 self.out.truncate(before_ws - 1);
                 self.rewrote_output_from(before_ws - 1);
