@@ -988,6 +988,14 @@ fn invoke_calls(
         let name = name.strip_prefix('=').unwrap_or(name);
         let name = name.trim().trim_matches(|c| c == '"' || c == '\'');
         let tags_at = from + gt + 1;
+        // Between one invoke's closer and the next invoke, only space: text there is what a
+        // value's markup left after an `</invoke>` it held.
+        if stop < next {
+            let after = stop + "</invoke>".len();
+            if !body[after.min(next)..next].trim().is_empty() {
+                return Err(after);
+            }
+        }
         calls.push((name, tags_at, parameter_tags(&body[tags_at..stop])));
     }
     Ok(calls)
