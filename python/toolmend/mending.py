@@ -512,66 +512,6 @@ class _AsyncMended:
         await self.response.aclose()
 
 
-class MendingTransport(httpx.BaseTransport):
-    """``AsyncMendingTransport`` for the sync ``httpx.Client`` / ``httpx2.Client``."""
-
-    def __init__(self, transport: Any = None, *, registry: ToolRegistry | None = None, reflect: int = 0) -> None:
-        self.mender = Mender(registry, reflect=reflect)
-        self._given = transport
-        self._own: dict[str, Any] = {}
-
-    def _inner(self, request: Any) -> Any:
-        if self._given is not None:
-            return self._given
-        lib = _library(request)
-        if lib.__name__ not in self._own:
-            self._own[lib.__name__] = lib.HTTPTransport()
-        return self._own[lib.__name__]
-
-    def handle_request(self, request: Any) -> Any:
-        inner = self._inner(request)
-        wire = wire_of(request.url.path)
-        if wire is None or request.method != "POST":
-            return inner.handle_request(request)
-        body = request.read()
-        try:
-            asked = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return inner.handle_request(request)
-        registry = self.mender.registry_for(asked)
-        lib = _library(request)
-        response = inner.handle_request(request)
-        if response.status_code != 200:
-            return response
-        if self.mender.streams(wire, asked):
-            return lib.Response(
-                response.status_code,
-                headers=_headers(response),
-                stream=_stream_class(lib, False)(response, self.mender.stream(wire, registry)),
-                request=request,
-                extensions=response.extensions,
-            )
-        for attempt in range(self.mender.reflect + 1):
-            reply = response.read()
-            response.close()
-            mended, errors = self.mender.whole(wire, reply, registry)
-            if not errors or attempt == self.mender.reflect:
-                break
-            again = self.mender.reflected_request(wire, asked, reply, errors, registry)
-            retry = lib.Request(request.method, request.url, headers=[(k, v) for k, v in request.headers.items() if k.lower() != "content-length"], content=again, extensions=request.extensions)
-            response = inner.handle_request(retry)
-            if response.status_code != 200:
-                return response
-        marks = {ERRORS_HEADER: _error_header(errors)} if errors else {MENDED_HEADER: "1"} if mended != reply else {}
-        return lib.Response(response.status_code, headers=_headers(response, **marks), content=mended, request=request, extensions=response.extensions)
-
-    def close(self) -> None:
-        if self._given is not None:
-            self._given.close()
-        for transport in self._own.values():
-            transport.close()
-
-
 class _SyncMended:
     """``_AsyncMended`` for sync clients."""
 
