@@ -552,19 +552,7 @@ pub(super) fn read_block(
 ) -> Option<Vec<FoundCall>> {
     let format = &FORMATS[fmt];
     let mut calls = read_body(format, text, body_start, body_end, limits).unwrap_or_default();
-    let body = text[body_start..body_end].trim_end();
-    let number_tail = body.len()
-        - body
-            .trim_end_matches(|c: char| {
-                c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')
-            })
-            .len();
-    let tail = &body[body.len() - number_tail..];
-    let before = body[..body.len() - number_tail].trim_end().chars().last();
-    // A number cut off: digits at the very end, right after a `:`, `,` or `[`.
-    let ends_in_number =
-        tail.bytes().any(|b| b.is_ascii_digit()) && matches!(before, Some(':' | ',' | '['));
-    if open_at_end && !format.close.is_empty() && ends_in_number {
+    if open_at_end && !format.close.is_empty() && ends_in_number(&text[body_start..body_end]) {
         if let Some(last) = calls.last_mut() {
             last.cut |= last.error.is_none() && !last.repairs.is_empty();
         }
@@ -611,6 +599,16 @@ pub(super) fn read_block(
             })
             .collect(),
     )
+}
+
+/// Whether `body` ends in a number right after a `:`, `,` or `[` (a value the text may have cut).
+fn ends_in_number(body: &str) -> bool {
+    let body = body.trim_end();
+    let digits = body
+        .trim_end_matches(|c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'));
+    let tail = &body[digits.len()..];
+    tail.bytes().any(|b| b.is_ascii_digit())
+        && matches!(digits.trim_end().chars().last(), Some(':' | ',' | '['))
 }
 
 /// The calls in one format's body; None when the body holds no call and stays text.
