@@ -18,9 +18,6 @@ use super::formats::{self, Body, FORMATS};
 use super::lexer::{prefix_len, Cx, Lexed, Lexer};
 use super::{Clock, Note};
 
-/// At most this many notes are kept per reading (the count in `quoted` goes on).
-const MAX_NOTES: usize = 64;
-
 /// The places where a model quotes a call rather than makes it; each keeps its text and yields
 /// no call. The markers of the tool-result and thinking blocks are rows of `formats::FORMATS`.
 ///
@@ -226,7 +223,7 @@ pub(super) struct Engine {
     markers: MarkerCache,
     /// Call markers seen in quoted text.
     pub quoted: usize,
-    /// Where they were, and why they were quoted (the first `MAX_NOTES`).
+    /// Where they were, and why they were quoted (the first `super::MAX_NOTES`).
     pub notes: Vec<Note>,
     context: ProseContext,
     steps: u32,
@@ -480,13 +477,7 @@ impl Engine {
 
     /// A call-like text at `at` that is not a call, and why.
     pub(super) fn note(&mut self, at: usize, why: &'static str) {
-        self.quoted += 1;
-        if self.notes.len() < MAX_NOTES {
-            self.notes.push(Note {
-                position: at,
-                reason: why,
-            });
-        }
+        super::note(&mut self.notes, &mut self.quoted, at, why);
     }
 
     // ---- prose --------------------------------------------------------------------------------

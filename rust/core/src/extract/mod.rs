@@ -68,6 +68,17 @@ pub struct Note {
     pub reason: &'static str,
 }
 
+/// At most this many notes are kept per reading (the count in `quoted` goes on).
+const MAX_NOTES: usize = 64;
+
+/// One more call-like text not taken: counted, and noted while there is room.
+fn note(notes: &mut Vec<Note>, quoted: &mut usize, position: usize, reason: &'static str) {
+    *quoted += 1;
+    if notes.len() < MAX_NOTES {
+        notes.push(Note { position, reason });
+    }
+}
+
 /// The calls found in a reply's text and the text with them cut out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TextCalls {
@@ -341,10 +352,12 @@ impl Output<'_> {
     }
 
     fn note(&mut self, position: usize, reason: &'static str) {
-        self.result.quoted += 1;
-        if self.result.notes.len() < 64 {
-            self.result.notes.push(Note { position, reason });
-        }
+        note(
+            &mut self.result.notes,
+            &mut self.result.quoted,
+            position,
+            reason,
+        );
     }
 
     /// A JSON fence amid prose is a sample, unless it is the reply's call: it names registered
