@@ -28,6 +28,7 @@ import sys
 from typing import Any, Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import quality  # noqa: E402
 from peer_suites import Snapshot, same  # noqa: E402
 
 PINNED = "6ea57973c7a6097fd7c5915698c54c17c5b1b6c8"
@@ -405,24 +406,8 @@ def readers() -> dict[str, Callable[[str], Any]]:
         return result.calls[0].arguments if result.ok and result.calls else FAIL
 
     found: dict[str, Callable[[str], Any]] = {"toolmend.loads": toolmend.loads, "toolmend.check_call": check_call}
-    try:
-        import json_repair
-
-        found["json_repair"] = lambda t: json_repair.repair_json(t, return_objects=True)
-    except ImportError:
-        pass
-    try:
-        import fast_json_repair
-
-        found["fast_json_repair"] = lambda t: fast_json_repair.repair_json(t, return_objects=True)
-    except ImportError:
-        pass
-    try:
-        import jsonmend
-
-        found["jsonmend"] = jsonmend.loads
-    except ImportError:
-        pass
+    # The peers read as quality.py reads them (each installed one's objects-returning call).
+    found.update((name, read) for name, read in quality.readers().items() if name != "toolmend")
     return found
 
 
