@@ -163,3 +163,19 @@ def test_a_dict_with_lone_surrogates_reads_as_its_bytes_do() -> None:
     acc = toolmend.ToolCallAccumulator()
     acc.feed({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a": "\udc00"}'}}]}}]})
     assert [c.arguments for c in acc.finish().calls] == [{"a": "\ufffd"}]
+
+
+def test_a_refused_call_keeps_the_id_the_reply_gave_it() -> None:
+    """An agent answers each call by id, the refused ones too: the whole reply and its stream give the error
+    the reply's id, a call written in text (which has none) gives None, and a hand-built error keeps its own."""
+    registry = read_file_registry()
+    call = {"id": "call_9", "type": "function", "function": {"name": "read_file", "arguments": '{"path": 7}'}}
+    whole = toolmend.parse_response({"choices": [{"message": {"tool_calls": [call]}}]}, registry)
+    acc = toolmend.ToolCallAccumulator(registry)
+    acc.feed({"choices": [{"delta": {"tool_calls": [{"index": 0, **call}]}}]})
+    streamed = acc.finish()
+    assert [(e.code, e.id) for e in whole.errors] == [(e.code, e.id) for e in streamed.errors] == [("TSR-004", "call_9")]
+    text = toolmend.parse_response('<tool_call>{"name": "read_file", "arguments": {"path": 7}}</tool_call>', registry)
+    assert [(e.code, e.id) for e in text.errors] == [("TSR-004", None)]
+    made = toolmend.ToolCallError("TSR-002", "wrong type", id="call_1")
+    assert made.id == "call_1" and made != toolmend.ToolCallError("TSR-002", "wrong type", id="call_2")

@@ -407,6 +407,7 @@ class ToolCallError:
         suggestion: str = "",
         choice: int = 0,
         arguments: Any = None,
+        id: str | None = None,
     ) -> None:
         """An error built by hand (to test an agent, or to replay one); `code` is one of the catalogue's."""
 
@@ -416,6 +417,9 @@ class ToolCallError:
     @property
     def message(self) -> str:
         """What is wrong, in one line."""
+    @property
+    def id(self) -> str | None:
+        """The id the reply gave the call, to answer it by; None when it gave none."""
     @property
     def tool_name(self) -> str | None:
         """The name the model gave, or None."""

@@ -232,6 +232,7 @@ class ToolCall:
         "suggestion",
         "choice",
         "arguments",
+        "id",
     ),
 )
 class ToolCallError:

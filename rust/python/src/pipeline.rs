@@ -167,6 +167,9 @@ pub struct ToolCallError {
     code: &'static str,
     #[pyo3(get)]
     message: String,
+    /// The id the reply gave the call (to answer it by), None when it gave none.
+    #[pyo3(get)]
+    id: Option<Py<PyString>>,
     #[pyo3(get)]
     tool_name: Option<String>,
     raw: Option<Py<PyAny>>,
@@ -195,6 +198,10 @@ impl ToolCallError {
         Ok(ToolCallError {
             code: failure.code.as_str(),
             message: failure.message,
+            id: rejected
+                .id
+                .and_then(|id| id.0.str().ok())
+                .map(Bound::unbind),
             tool_name: rejected.tool_name,
             raw: rejected.raw.map(|raw| raw.0.unbind()),
             position: failure.position,
@@ -212,7 +219,7 @@ impl ToolCallError {
     /// An error built by hand (to test an agent, or to replay one); `code` is one of the
     /// catalogue's.
     #[new]
-    #[pyo3(signature = (code, message, tool_name=None, raw_arguments=None, position=None, index=0, validation=None, suggestion=String::new(), choice=0, arguments=None))]
+    #[pyo3(signature = (code, message, tool_name=None, raw_arguments=None, position=None, index=0, validation=None, suggestion=String::new(), choice=0, arguments=None, id=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -226,12 +233,14 @@ impl ToolCallError {
         suggestion: String,
         choice: usize,
         arguments: Option<Py<PyAny>>,
+        id: Option<Py<PyString>>,
     ) -> PyResult<Self> {
         let code = ErrorCode::from_code(code)
             .ok_or_else(|| PyValueError::new_err(format!("not an error code: {code:?}")))?;
         Ok(ToolCallError {
             code: code.as_str(),
             message,
+            id,
             tool_name,
             raw: raw_arguments,
             position,

@@ -256,6 +256,9 @@ pub struct CheckedCall<V> {
 #[derive(Clone, Debug)]
 pub struct RejectedCall<V> {
     pub failure: Failure,
+    /// The id the reply gave the call, so that an agent can answer it by id; None when it gave
+    /// none (no id is made up for a call that cannot run).
+    pub id: Option<V>,
     pub tool_name: Option<String>,
     pub raw: Option<V>,
     pub index: usize,
@@ -471,6 +474,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             .or_else(|| c.name.as_ref().and_then(JsonLike::display));
         self.errors.push(RejectedCall {
             failure,
+            id: c.id,
             tool_name,
             raw,
             index: c.index,
@@ -540,6 +544,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
         self.field_keys.clear();
         self.errors.push(RejectedCall {
             failure: cut_off(),
+            id: call.id,
             tool_name: name,
             raw: call.raw,
             index: call.index,
@@ -552,6 +557,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
     pub fn reject(&mut self, index: usize, failure: Failure) {
         self.errors.push(RejectedCall {
             failure,
+            id: None,
             tool_name: None,
             raw: None,
             index,
