@@ -256,7 +256,26 @@ def test_glued_objects_are_never_merged(a: dict[str, Any], b: dict[str, Any], se
     assert "objects one after another" in whole.errors[0].message
     text = parse_response('<tool_call>{"name": "get_weather", "arguments": ' + glued + "}</tool_call>")
     assert text.calls == () and [e.code for e in text.errors] == ["TLP-004"], glued
+    # Mistral's named form holds one object a call: the second is neither merged nor dropped.
+    named = parse_response("[TOOL_CALLS]get_weather[ARGS]" + glued)
+    assert named.calls == () and [e.code for e in named.errors] == ["TLP-004"], glued
     assert toolmend.loads(glued) == [a, b]
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=OBJECTS, b=OBJECTS, sep=st.sampled_from(["", " ", "\n"]), marker=st.sampled_from(["[TOOL_CALLS]", "<tool_call>", "```json\n"]))
+def test_glued_calls_of_a_list_are_each_a_call(a: dict[str, Any], b: dict[str, Any], sep: str, marker: str) -> None:
+    """Where the format holds several calls, each glued object is one call (the format allows it): a list of
+    calls missing a comma, or call objects one after another, in the whole reply and in its stream."""
+    calls = [{"name": "get_weather", "arguments": a}, {"name": "search_docs", "arguments": b}]
+    objects = [json.dumps(c, separators=(",", ":")) for c in calls]
+    text = marker + ("[" + sep.join(objects) + "]" if marker == "[TOOL_CALLS]" else sep.join(objects))
+    text += "\n```" if marker.startswith("```") else ""
+    whole = parse_response(text)
+    assert [(c.name, c.arguments) for c in whole.calls] == [(c["name"], c["arguments"]) for c in calls], text
+    parser = toolmend.TextCallParser()
+    items = [item for i in range(0, len(text), 7) for item in parser.feed(text[i : i + 7])] + list(parser.flush())
+    assert [(c.name, c.arguments) for c in items if isinstance(c, toolmend.ToolCall)] == [(c.name, c.arguments) for c in whole.calls]
 
 
 # ---- cut-off numbers ----------------------------------------------------------------------------

@@ -679,7 +679,16 @@ fn read_body(
                 let args_at = body.find('{').map_or(end, |i| start + i);
                 let name_end = body.find("[ARGS]").map_or(args_at, |i| start + i);
                 let args_end = if args_at < end {
-                    value_end(&content.as_bytes()[..end], args_at)
+                    let first_end = value_end(&content.as_bytes()[..end], args_at);
+                    // Another value after the first (`f[ARGS]{...}{...}`, glued or spaced)
+                    // belongs to the arguments, which the pipeline then refuses as several
+                    // objects: one call's arguments are never two, and neither is dropped.
+                    let rest = &content[first_end..end];
+                    if rest.contains(['{', '[']) {
+                        first_end + rest.trim_end().len()
+                    } else {
+                        first_end
+                    }
                 } else {
                     end
                 };

@@ -226,10 +226,13 @@ impl JsonCalls<'_> {
     }
 }
 
-/// Where an object opens right after another closed inside a container, with no comma between
-/// (`{"arguments": {"city":"Paris"}{"city":"Rome"}}`): valid JSON never does, outside strings.
+/// Where an object opens right after another closed inside an object, with no comma between
+/// (`{"arguments": {"city":"Paris"}{"city":"Rome"}}`): valid JSON never does, outside strings,
+/// and no reading keeps both without merging them. Inside an array (`[{call}{call}]`) the two
+/// stay two items, as a missing comma is mended anywhere else: each call of a list is its own.
 fn glued_at(text: &[u8]) -> Option<usize> {
-    let (mut depth, mut i, mut last) = (0usize, 0, 0u8);
+    // The open containers, innermost last: true for an object.
+    let (mut open, mut i, mut last) = (Vec::<bool>::new(), 0, 0u8);
     while i < text.len() {
         match text[i] {
             b'"' => {
@@ -239,13 +242,13 @@ fn glued_at(text: &[u8]) -> Option<usize> {
                 }
                 last = b'"';
             }
-            b'{' if depth > 0 && last == b'}' => return Some(i),
+            b'{' if last == b'}' && open.last() == Some(&true) => return Some(i),
             b @ (b'{' | b'[') => {
-                depth += 1;
+                open.push(b == b'{');
                 last = b;
             }
             b @ (b'}' | b']') => {
-                depth = depth.saturating_sub(1);
+                open.pop();
                 last = b;
             }
             b if b.is_ascii_whitespace() => {}
