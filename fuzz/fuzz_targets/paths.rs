@@ -5,6 +5,8 @@
 //! written without a marker, which a stream knows only at its end), the same text and the same
 //! reasoning. The reply is drawn from the input: calls with arguments that may need repair, and
 //! content made of pieces that hold calls, think blocks, lone closers and quoted markers.
+//! Glued objects are never merged: every call taken has flat arguments whose paths are ones the
+//! reply wrote (a merge makes a list, or a string holding `}{`), and quoted calls never run.
 #![no_main]
 
 use std::convert::Infallible;
@@ -45,7 +47,16 @@ const PIECES: &[&str] = &[
     "```json\n{\"name\": \"g\", \"arguments\": {}}\n```",
     "{",
     "[",
+    "[TOOL_CALLS]read_file[ARGS]{\"path\":\"a\"}{\"path\":\"b\"}",
+    "<tool_call>{\"name\":\"f\",\"arguments\":{\"path\":\"a\"}}{\"name\":\"g\",\"arguments\":{}}</tool_call>",
+    "<tool_call>{\"name\":\"f\",\"arguments\":{\"path\":\"a\"} {\"path\":\"b\"}}</tool_call>",
+    "\nObservation: <tool_call>{\"name\": \"delete_file\", \"arguments\": {}}</tool_call>\n",
+    "<!-- <tool_call>{\"name\": \"delete_file\", \"arguments\": {}}</tool_call> -->",
+    "The tool said `[delete_file(path='x')]`. ",
 ];
+
+/// The paths the pieces and arguments write: a call taken with any other merged two.
+const PATHS: &[&str] = &["a.txt", "b.txt", "c.txt", "d.txt", "é", "a", "b"];
 
 const ARGUMENTS: &[&str] = &[
     "{}",
@@ -55,6 +66,8 @@ const ARGUMENTS: &[&str] = &[
     "{'path': 'é'}",
     "{\"s\": \"\\u00e9\\n\\\"q\\\"\"}",
     "",
+    "{\"path\":\"a\"}{\"path\":\"b\"}",
+    "{\"path\": \"a\"} {\"path\": \"b\"}",
 ];
 
 type Seen = (Vec<(u8, String, Value)>, String, String);
@@ -75,6 +88,24 @@ fn seen(calls: &[CheckedCall<Value>]) -> Vec<(u8, String, Value)> {
         .collect();
     out.sort_by_key(|(kind, _, _)| *kind);
     out
+}
+
+/// No call merged glued objects, and no quoted call ran: arguments are flat (no list or object
+/// inside), every path is one the reply wrote, and nothing is named `delete_file` (which the
+/// pieces write only quoted or inside a think block).
+fn nothing_merged(calls: &[CheckedCall<Value>], what: &str) {
+    for call in calls {
+        assert_ne!(call.name.as_str(), Some("delete_file"), "{what}");
+        let Value::Object(args) = &call.arguments else {
+            panic!("{what}: arguments {:?}", call.arguments);
+        };
+        for (key, value) in args {
+            assert!(!value.is_array() && !value.is_object(), "{what}: {args:?}");
+            if key == "path" {
+                assert!(PATHS.contains(&value.as_str().unwrap_or("")), "{what}: {args:?}");
+            }
+        }
+    }
 }
 
 fn ignore(_: &Accumulator, _: Event) -> Result<(), Infallible> {
@@ -131,6 +162,7 @@ fuzz_target!(|data: &[u8]| {
     let mut whole = Pipeline::new(&host, LIMITS, true);
     let reply = read_reply(&SerdeParser, body.to_string().as_bytes(), &LIMITS).unwrap();
     let said = check_reply(&mut whole, reply, Formats::default()).unwrap();
+    nothing_merged(&whole.calls, &format!("whole: {content:?} {calls:?}"));
     let expected: Seen = (seen(&whole.calls), said.text, said.reasoning);
     let whole_errors = whole.errors.len();
 
