@@ -5,14 +5,16 @@
 //! call: the input written as a string value inside a call, in any format, gives that one call
 //! back with the string intact. A raw value of a tag format (Qwen3-Coder, MiniMax, GLM) is
 //! that value exactly; a value holding the format's own tags (which no reader of the format can
-//! delimit) is only read without panic here.
+//! delimit) is only read without panic here. No silent drop: a well-formed call on its own
+//! line after any text that makes no call itself is taken, refused with an error, or left with
+//! a note saying why (or read as reasoning, where a think block the text opened holds it).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
-use toolmend_core::extract::{text_calls, FoundCall, TextCallParser, TextEvent};
+use toolmend_core::extract::{check_name, text_calls, FoundCall, TextCallParser, TextEvent};
 use toolmend_core::Limits;
 
 const LIMITS: Limits = Limits {
@@ -140,6 +142,36 @@ fn raw_value_stays_the_value(content: &str, which: u8) {
     }
 }
 
+/// A real call after `content` that makes no call of its own: taken, refused or noted, never
+/// gone without a word. (A call `content` opens may hold what follows as its arguments' text,
+/// and a fence it leaves open as its data.)
+fn no_silent_drop(content: &str) {
+    // An unclosed fence holds all that follows as its data (read for calls as a whole).
+    if content.contains("```") || !text_calls(content, &LIMITS, None).calls.is_empty() {
+        return;
+    }
+    const REAL: &str = r#"<tool_call>{"name": "search_docs", "arguments": {"query": "x"}}</tool_call>"#;
+    let reply = format!("{content}\n{REAL}");
+    let found = text_calls(&reply, &LIMITS, None);
+    let taken = found.calls.iter().any(|c| {
+        c.name.as_deref() == Some("search_docs")
+            && c.arguments.as_deref().and_then(|a| serde_json::from_str(a).ok())
+                == Some(serde_json::json!({"query": "x"}))
+            && c.error.is_none()
+    });
+    // A call cut off is refused too (TLP-010) unless the caller takes cut calls, and so is
+    // one whose name the pipeline refuses (TLP-002/003/005): each is an error the caller sees.
+    let bad_name = |c: &FoundCall| c.name.as_deref().is_none_or(|n| check_name(n).is_err());
+    let refused = (found.calls.iter()).any(|c| c.error.is_some() || c.cut || bad_name(c));
+    let in_reasoning = found.reasoning.contains("search_docs");
+    assert!(
+        taken || refused || !found.notes.is_empty() || in_reasoning,
+        "{reply:?} gave {:?}, text {:?}",
+        found.calls,
+        found.text
+    );
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&cuts, rest)) = data.split_first() else {
         return;
@@ -165,4 +197,5 @@ fuzz_target!(|data: &[u8]| {
 
     string_stays_a_string(&content, cuts);
     raw_value_stays_the_value(&content, cuts);
+    no_silent_drop(&content);
 });

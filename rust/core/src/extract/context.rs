@@ -22,6 +22,7 @@ pub mod why {
     pub const NOT_LAST: &str = "a fence amid prose that is not the reply's last block";
     pub const UNKNOWN: &str = "a fence amid prose that names no registered tool";
     pub const BEFORE_LONE_CLOSER: &str = "before a lone reasoning closer: reasoning";
+    pub const IN_DATA: &str = "inside a fence or block that reads as no call";
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

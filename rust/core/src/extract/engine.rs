@@ -553,8 +553,7 @@ impl Engine {
             (None, Some((s, e, fmt))) => {
                 self.put(cx, Kind::Prose, p, s, how, out);
                 self.pos = s;
-                self.open_marker(cx, s, e, fmt, out);
-                true
+                self.open_marker(cx, s, e, fmt, out)
             }
             (None, None) => {
                 // Up to a marker's possible start: the rest waits for more text.
@@ -620,7 +619,8 @@ impl Engine {
         (None, self.markers.clear_to)
     }
 
-    fn open_marker(&mut self, cx: &Cx, s: usize, e: usize, fmt: usize, out: &mut Vec<Seg>) {
+    /// Opens what the marker at `s..e` starts; false: wait for the text that settles it.
+    fn open_marker(&mut self, cx: &Cx, s: usize, e: usize, fmt: usize, out: &mut Vec<Seg>) -> bool {
         let format = &FORMATS[fmt];
         let how = How {
             fenced: self.in_fence(),
@@ -633,7 +633,7 @@ impl Engine {
             // Not where this marker means anything: it is text.
             self.put(cx, Kind::Prose, s, e, how, out);
             self.pos = e;
-            return;
+            return true;
         }
         match quoting {
             Some(why::VALUE) => {
@@ -641,12 +641,12 @@ impl Engine {
                 self.note(s, why::VALUE);
                 self.put(cx, Kind::Prose, s, e, how, out);
                 self.pos = e;
-                return;
+                return true;
             }
             Some(why) => {
                 let fenced = self.in_fence();
                 self.start_block(fmt, s, e - format.keep, fenced, Some(why));
-                return;
+                return true;
             }
             None => {}
         }
@@ -696,11 +696,21 @@ impl Engine {
                 self.put(cx, kind, s, e, how, out);
                 self.pos = e;
             }
+            Body::Arrow => match arrow_opens_a_call(cx, e) {
+                None => return false,
+                Some(true) => self.start_block(fmt, s, e - format.keep, self.in_fence(), None),
+                Some(false) => {
+                    // No call follows: the marker is text, and what follows it is read on.
+                    self.put(cx, Kind::Prose, s, e, how, out);
+                    self.pos = e;
+                }
+            },
             _ => {
                 let fenced = self.in_fence();
                 self.start_block(fmt, s, e - format.keep, fenced, None);
             }
         }
+        true
     }
 
     /// A run of backticks at `pos`: inline code, a fence, or a fenced call.
@@ -1184,5 +1194,42 @@ impl Engine {
                 .count();
         self.run = (at, n);
         n
+    }
+}
+
+/// Whether Functionary's `>>>` at `e` opens a call: a name, the line's end, then an object
+/// (`>>>NAME\n{...}`). Anything else is text read on, so that a call after it is not swallowed
+/// by a block that holds none. None: the text so far cannot tell.
+fn arrow_opens_a_call(cx: &Cx, e: usize) -> Option<bool> {
+    /// How far to look: a longer name, or a longer gap before the object, is no call.
+    const LOOK: usize = 128;
+    let rest = &cx.b[e - cx.base..];
+    let seen = rest.len().min(LOOK);
+    let name = rest[..seen]
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .count();
+    let blank = |at: usize, newline: bool| {
+        rest[at..seen]
+            .iter()
+            .take_while(|&&b| matches!(b, b' ' | b'\t' | b'\r') || (newline && b == b'\n'))
+            .count()
+    };
+    let eol = name + blank(name, false);
+    let verdict = match rest.get(eol) {
+        _ if name == 0 && !rest.is_empty() => Some(false),
+        Some(b'\n') if eol < seen => {
+            let object = eol + 1 + blank(eol + 1, true);
+            match rest.get(object) {
+                Some(&b) if object < seen => Some(b == b'{'),
+                _ => None,
+            }
+        }
+        Some(_) if eol < seen => Some(false),
+        _ => None,
+    };
+    match verdict {
+        None if cx.at_end || rest.len() >= LOOK => Some(false),
+        v => v,
     }
 }

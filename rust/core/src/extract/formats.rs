@@ -601,6 +601,12 @@ pub(super) fn read_block(
     )
 }
 
+/// Where call markers stand in `body`, a block's body that read as no call: the block held
+/// them as its data, so each is a call seen only quoted.
+pub(super) fn markers_in(body: &str) -> impl Iterator<Item = usize> + '_ {
+    table().calls.find_iter(body.as_bytes()).map(|m| m.start())
+}
+
 /// Whether `body` ends in a number right after a `:`, `,` or `[` (a value the text may have cut).
 fn ends_in_number(body: &str) -> bool {
     let body = body.trim_end();

@@ -345,7 +345,13 @@ impl Output<'_> {
                         }
                         self.result.text.push_str(text);
                     }
-                    None => self.result.text.push_str(text),
+                    None => {
+                        let body = &self.content[body_start..body_end];
+                        for at in formats::markers_in(body) {
+                            self.note(body_start + at, context::why::IN_DATA);
+                        }
+                        self.result.text.push_str(text);
+                    }
                 }
             }
         }
@@ -762,7 +768,14 @@ impl TextCallParser {
                     match calls {
                         Some(calls) if quoted.is_none() => calls,
                         found => {
-                            self.quoted_calls += found.map_or(0, |c| c.len());
+                            self.quoted_calls += found.map_or_else(
+                                || {
+                                    let body =
+                                        &self.buffer[body_start - self.base..body_end - self.base];
+                                    formats::markers_in(body).count()
+                                },
+                                |c| c.len(),
+                            );
                             text.push_str(piece);
                             continue;
                         }
