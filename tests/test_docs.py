@@ -142,7 +142,7 @@ def run_against_proxy(block: Block) -> str:
         proxy = subprocess.Popen([*command, "proxy", "--upstream", server.url, "--port", str(port)])
         try:
             deadline = time.monotonic() + 30
-            while True:  # until the proxy answers its health check
+            while True:  # until the proxy listens
                 try:
                     with socket.create_connection(("127.0.0.1", port), timeout=1):
                         break
