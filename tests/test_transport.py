@@ -83,6 +83,14 @@ def test_a_reflection_answers_each_refused_call_by_the_id_the_model_gave_it() ->
     assert [(m["role"], m["tool_call_id"]) for m in added[1:]] == [("tool", "call_bad")]
 
 
+def test_a_streamed_call_handed_on_invalid_keeps_the_id_the_model_gave_it() -> None:
+    calls = [{"name": "read_file", "arguments": BROKEN, "id": "call_ok"}, {"name": "read_file", "arguments": '{"path": 7}', "id": "call_bad"}]
+    with ScriptedOpenAI([streamed(*calls)]) as server:
+        chunks = list(_openai_sync(server).chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS, stream=True))
+    sent = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or []]
+    assert [(tc.id, json.loads(tc.function.arguments)) for tc in sent] == [("call_ok", {"path": "a.txt"}), ("call_bad", {"path": 7})]
+
+
 def test_reply_call_ids_number_calls_as_the_core_numbers_its_errors() -> None:
     from toolmend.client.reflection import reply_call_ids
 
