@@ -156,3 +156,17 @@ def test_litellm_completion_through_the_loopback_server_whole_and_streamed() -> 
     feed_all(acc, parts)
     (call,) = acc.finish().calls
     assert (call.id, call.arguments) == ("call_9", ARGS)
+
+
+def test_every_choice_and_the_reasoning_of_a_litellm_reply() -> None:
+    def choice(n: int, arguments: str) -> Any:
+        call = ChatCompletionMessageToolCall(id=f"call_{n}", type="function", function=Function(name="write_file", arguments=arguments))
+        message = Message(role="assistant", content=f"choice {n}", tool_calls=[call], reasoning_content=f"thought {n}")
+        return Choices(index=n, finish_reason="tool_calls", message=message)
+
+    reply = ModelResponse(choices=[choice(0, '{"path": "a"}'), choice(1, '{"path": 7}')])
+    result = toolmend.parse_response(reply, registry())
+    assert result == toolmend.parse_response(reply.model_dump(), registry())
+    assert [(c.choice, c.id, c.arguments) for c in result.calls] == [(0, "call_0", {"path": "a"})]
+    assert [(e.choice, e.code) for e in result.errors] == [(1, "TSR-004")]
+    assert (result.text, result.reasoning) == ("choice 0", "thought 0")
