@@ -164,11 +164,7 @@ def reply_call_ids(data: Any) -> dict[tuple[int, int], str]:
     if not isinstance(data, dict):
         return {}
     if isinstance(data.get("choices"), list):
-        messages = [
-            (c.get("index") if _is_index(c.get("index")) else n, c.get("message"))
-            for n, c in enumerate(data["choices"])
-            if isinstance(c, dict)
-        ]
+        messages = [(_index(c.get("index"), n), c.get("message")) for n, c in enumerate(data["choices"]) if isinstance(c, dict)]
     else:
         messages = [(0, data.get("message"))]
     ids: dict[tuple[int, int], str] = {}
@@ -178,14 +174,14 @@ def reply_call_ids(data: Any) -> dict[tuple[int, int], str]:
             if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
                 continue
             function = entry.get("function")
-            index = function.get("index") if isinstance(function, dict) else None
-            index = index if _is_index(index) else entry.get("index")
-            ids[(choice, index if _is_index(index) else position)] = entry["id"]
+            given = function.get("index") if isinstance(function, dict) else None
+            ids[(choice, _index(given, _index(entry.get("index"), position)))] = entry["id"]
     return ids
 
 
-def _is_index(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _index(value: Any, otherwise: int) -> int:
+    """A wire index (an integer, 0 or more), or ``otherwise``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else otherwise
 
 
 def raw_reflection(raw: str, error_text: str, template: str = DEFAULT_RETRY_PROMPT) -> list[dict[str, Any]]:
