@@ -392,3 +392,12 @@ def test_an_agent_whose_toolset_lists_tools_only_while_it_runs_is_refused() -> N
     with pytest.raises(SchemaError) as caught:
         ToolRegistry.from_tools([agent])
     assert caught.value.code == "TSR-006" and "Remote" in caught.value.message
+
+
+def test_an_object_with_a_tools_mapping_is_no_toolset_and_is_not_dropped() -> None:
+    class Catalogue:  # not a pydantic-ai toolset: read as a definition, and refused as one, never skipped
+        tools: dict[str, Any] = {}
+
+    with pytest.raises(SchemaError) as caught:
+        ToolRegistry.from_tools([Catalogue()])
+    assert caught.value.code == "TSR-006"

@@ -276,8 +276,14 @@ def tool_items(items: Iterable[Any]) -> Iterator[Any]:
 
 
 def _holds_pydantic_ai_tools(item: Any) -> bool:
+    """A pydantic-ai toolset (it lists and calls tools) holding its tools in ``tools``, as a FunctionToolset does."""
     tools = getattr(item, "tools", None)
-    return not isinstance(item, Mapping) and isinstance(tools, Mapping) and all(_is_pydantic_ai_tool(t) for t in tools.values())
+    return (
+        callable(getattr(item, "get_tools", None))
+        and callable(getattr(item, "call_tool", None))
+        and isinstance(tools, Mapping)
+        and all(_is_pydantic_ai_tool(t) for t in tools.values())
+    )
 
 
 def _as_mapping(item: Any) -> Mapping[str, Any] | None:
