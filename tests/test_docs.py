@@ -17,7 +17,12 @@ The pages follow these conventions, and this test holds them to it:
   body, a ``.ndjson`` file one streamed reply (a line per JSON value). The block is then exactly
   what a user runs against a real Ollama, and no network is used.
 - ``<!-- openai-replies: FILE ... -->`` does the same for an OpenAI-compatible server: the same loopback
-  server, scripted with chat-completion bodies, its ``/v1`` URL in OPENAI_BASE_URL.
+  server, scripted with chat-completion bodies, its ``/v1`` URL in OPENAI_BASE_URL. A ``.sse`` file is one
+  streamed completion, sent as server-sent events (the file holds them as the wire does).
+- ``<!-- proxy-replies: FILE ... -->`` before a ```bash block (curl, as a user runs it against
+  ``toolmend proxy``): the scripted server is the upstream of a real ``toolmend proxy`` process started for
+  the block, and the block runs in bash with the page's address ``127.0.0.1:8808`` made the proxy's (a free
+  port). It must exit 0, and what it prints is compared as a python block's is.
 - ``; requires: MODULE`` at the end of an ``ollama-replies`` directive runs the block only where MODULE can be
   imported (an optional dependency the test extras install, such as ``opentelemetry.sdk``).
 - ``<!-- no-run: REASON -->`` on the line before a block skips it. Only for a block that truly
@@ -34,7 +39,11 @@ import io
 import json
 import os
 import re
+import socket
+import subprocess
+import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +57,9 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_MAX_LINES = 150
 
 FENCE = re.compile(r"^\s*```(\w*)\s*$")
-DIRECTIVE = re.compile(r"^<!--\s*(ollama-replies|openai-replies|no-run):\s*(.*?)\s*-->\s*$")
+DIRECTIVE = re.compile(r"^<!--\s*(ollama-replies|openai-replies|proxy-replies|no-run):\s*(.*?)\s*-->\s*$")
+#: The proxy's address as the pages write it (its default port).
+PROXY_ADDRESS = "127.0.0.1:8808"
 
 
 @dataclass
@@ -83,10 +94,10 @@ def blocks(text: str) -> list[Block]:
         code = textwrap.dedent("\n".join(lines[start:end]) + "\n")
         found.append(Block(m.group(1), start + 1, code, i, end, directive=directive))
         i = end + 1
-    # Pair each python block with a text block that follows it directly.
+    # Pair each python block (and each bash block run against the proxy) with a text block that follows it directly.
     paired: list[Block] = []
     for n, b in enumerate(found):
-        if b.lang != "python":
+        if b.lang != "python" and not (b.lang == "bash" and b.directive and b.directive[0] == "proxy-replies"):
             continue
         nxt = found[n + 1] if n + 1 < len(found) else None
         if nxt is not None and nxt.lang == "text":
@@ -108,12 +119,48 @@ def replies(spec: str) -> list[Reply]:
         if path.suffix == ".ndjson":
             lines = [s.encode() + b"\n" for s in path.read_text().splitlines() if s.strip()]
             script.append(Reply(lines=lines))
+        elif path.suffix == ".sse":
+            events = [e.strip().encode() + b"\n\n" for e in path.read_text().split("\n\n") if e.strip()]
+            script.append(Reply(lines=events, content_type="text/event-stream"))
         else:
             script.append(Reply(body=json.loads(path.read_text())))
     return script
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run_against_proxy(block: Block) -> str:
+    """A bash block run against a real ``toolmend proxy`` whose upstream is the scripted server (see the module's
+    note); the proxy is stopped after it."""
+    port = free_port()
+    with ScriptedOllama(replies(block.directive[1])) as server:  # type: ignore[index]
+        command = [sys.executable, "-c", "import sys; from toolmend.cli import main; sys.exit(main())"]
+        proxy = subprocess.Popen([*command, "proxy", "--upstream", server.url, "--port", str(port)])
+        try:
+            deadline = time.monotonic() + 30
+            while True:  # until the proxy listens
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=1):
+                        break
+                except OSError:
+                    assert proxy.poll() is None and time.monotonic() < deadline, "toolmend proxy did not start"
+                    time.sleep(0.05)
+            code = block.code.replace(PROXY_ADDRESS, f"127.0.0.1:{port}")
+            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code], capture_output=True, text=True, timeout=60)
+        finally:
+            proxy.terminate()
+            proxy.wait(timeout=30)
+    assert done.returncode == 0, f"the block failed ({done.returncode}): {done.stderr}"
+    return done.stdout
+
+
 def run_block(block: Block, namespace: dict[str, Any], page: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    if block.lang == "bash":
+        return run_against_proxy(block)
     # Leading newlines make a traceback's line numbers those of the page.
     code = compile("\n" * (block.line - 1) + block.code, str(page), "exec")
     out = io.StringIO()
@@ -133,6 +180,8 @@ def run_block(block: Block, namespace: dict[str, Any], page: Path, monkeypatch: 
 def test_examples_run_and_print_what_the_page_shows(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    # Else importing litellm (docs/integrations.md) fetches a price list from the network.
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     namespace: dict[str, Any] = {"__name__": "__docs__"}
     for block in blocks(page.read_text(encoding="utf-8")):
         where = f"{page.relative_to(ROOT)}:{block.line}"

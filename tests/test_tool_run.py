@@ -13,7 +13,12 @@ from typing import Any
 import pydantic
 import pytest
 
-from toolmend import ToolCall, ToolRegistry, ToolResult, ToolRunError
+from toolmend import SchemaError, ToolCall, ToolRegistry, ToolResult, ToolRunError
+
+try:  # a test extra; the pydantic-ai tests skip without it
+    import pydantic_ai
+except ImportError:  # pragma: no cover
+    pydantic_ai = None  # type: ignore[assignment]
 
 
 class Search(pydantic.BaseModel):
@@ -290,3 +295,109 @@ def test_langchain_tools_are_registered_and_run() -> None:
     assert both(reg, ToolCall("fetch", {"url": "u"})).output == "page at u"  # async only: run() still runs it
     failed = both(reg, ToolCall("broken", {"x": 1}))
     assert failed.error is not None and (failed.error.type, failed.error.message) == ("ValueError", "bad 1")
+
+
+# ---- pydantic-ai tools ------------------------------------------------------------------------------------
+
+
+class Point(pydantic.BaseModel):
+    x: int
+    y: int
+
+
+def test_pydantic_ai_tools_are_registered_and_run() -> None:
+    if pydantic_ai is None:
+        pytest.skip("pydantic-ai is not installed")
+
+    def distance(p: Point, scale: float = 1.0) -> float:
+        """How far a point is from the origin.
+
+        Args:
+            p: the point
+            scale: a factor
+        """
+        return (p.x**2 + p.y**2) ** 0.5 * scale
+
+    async def shout(text: str) -> str:
+        await asyncio.sleep(0)
+        return text.upper()
+
+    def spread(first: int, /, *rest: int) -> list[int]:
+        return [first, *rest]
+
+    def broken(x: int) -> int:
+        raise ValueError(f"bad {x}")
+
+    tools = [pydantic_ai.Tool(f) for f in (distance, shout, spread, broken)]
+    reg = ToolRegistry.from_tools(tools)
+    info = reg.get("distance")
+    # What pydantic-ai's Agent shows the model: its tool_def.
+    assert (info.description, info.schema) == ("How far a point is from the origin.", tools[0].tool_def.parameters_json_schema)
+    assert info.schema["properties"]["p"] == {"$ref": "#/$defs/Point", "description": "the point"}
+    assert [e.code for e in reg.try_validate("distance", {"p": {"x": 3}}).errors] == ["TSR-003"]
+    assert both(reg, ToolCall("distance", {"p": {"x": 3, "y": 4}, "scale": 2})).output == 10.0
+    assert both(reg, ToolCall("shout", {"text": "hi"})).output == "HI"
+    assert both(reg, ToolCall("spread", {"first": 1, "rest": [2, 3]})).output == [1, 2, 3]
+    failed = both(reg, ToolCall("broken", {"x": 1}))
+    assert failed.error is not None and (failed.error.type, failed.error.message) == ("ValueError", "bad 1")
+
+
+def test_an_agents_tools_are_all_registered_those_needing_its_context_for_their_schema_only() -> None:
+    if pydantic_ai is None:
+        pytest.skip("pydantic-ai is not installed")
+
+    def add(a: int, b: int = 2) -> int:
+        """Add two numbers."""
+        return a + b
+
+    agent = pydantic_ai.Agent("test", tools=[add])
+
+    @agent.tool_plain
+    def double(n: int) -> int:
+        """Double a number."""
+        return 2 * n
+
+    @agent.tool
+    def user_id(ctx: pydantic_ai.RunContext[None], prefix: str) -> str:
+        """The user's id."""
+        return prefix + str(ctx.deps)
+
+    reg = ToolRegistry.from_tools([agent])
+    assert sorted(t.name for t in reg.tools()) == ["add", "double", "user_id"]
+    assert both(reg, ToolCall("double", {"n": 21})).output == 42
+    assert reg.get("user_id").schema["required"] == ["prefix"]  # the context is not the model's to give
+    assert not reg.runnable("user_id")
+    assert both(reg, ToolCall("user_id", {"prefix": "u"})).error.type == "NotImplementedError"  # type: ignore[union-attr]
+    toolset = pydantic_ai.FunctionToolset([add])
+    assert [t.name for t in ToolRegistry.from_tools([toolset]).tools()] == ["add"]
+
+
+def test_an_agent_whose_toolset_lists_tools_only_while_it_runs_is_refused() -> None:
+    if pydantic_ai is None:
+        pytest.skip("pydantic-ai is not installed")
+    from pydantic_ai.toolsets import AbstractToolset
+
+    class Remote(AbstractToolset[None]):  # an MCP server's toolset is one such
+        @property
+        def id(self) -> str | None:
+            return "remote"
+
+        async def get_tools(self, ctx: Any) -> dict[str, Any]:
+            return {}
+
+        async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+            return None
+
+    agent = pydantic_ai.Agent("test", toolsets=[Remote()])
+    with pytest.raises(SchemaError) as caught:
+        ToolRegistry.from_tools([agent])
+    assert caught.value.code == "TSR-006" and "Remote" in caught.value.message
+
+
+def test_an_object_with_a_tools_mapping_is_no_toolset_and_is_not_dropped() -> None:
+    class Catalogue:  # not a pydantic-ai toolset: read as a definition, and refused as one, never skipped
+        tools: dict[str, Any] = {}
+
+    with pytest.raises(SchemaError) as caught:
+        ToolRegistry.from_tools([Catalogue()])
+    assert caught.value.code == "TSR-006"

@@ -73,6 +73,43 @@ def test_reflect_asks_the_upstream_again_with_the_exact_error() -> None:
         assert len(retried) > len(MESSAGES) and "TSR-004" in json.dumps(retried)
 
 
+def test_a_reflection_answers_each_refused_call_by_the_id_the_model_gave_it() -> None:
+    calls = [{"name": "read_file", "arguments": {"path": "a.txt"}, "id": "call_ok"}, {"name": "read_file", "arguments": {"path": 7}, "id": "call_bad"}]
+    script = [completion(*calls), completion({"name": "read_file", "arguments": {"path": "b.txt"}})]
+    with ScriptedOpenAI(script) as server:
+        _openai_sync(server, reflect=1).chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS)
+        added = server.requests[1]["json"]["messages"][len(MESSAGES) :]
+    assert [c["id"] for c in added[0]["tool_calls"]] == ["call_bad"]
+    assert [(m["role"], m["tool_call_id"]) for m in added[1:]] == [("tool", "call_bad")]
+
+
+def test_a_streamed_call_handed_on_invalid_keeps_the_id_the_model_gave_it() -> None:
+    calls = [{"name": "read_file", "arguments": BROKEN, "id": "call_ok"}, {"name": "read_file", "arguments": '{"path": 7}', "id": "call_bad"}]
+    with ScriptedOpenAI([streamed(*calls)]) as server:
+        chunks = list(_openai_sync(server).chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS, stream=True))
+    sent = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or []]
+    assert [(tc.id, json.loads(tc.function.arguments)) for tc in sent] == [("call_ok", {"path": "a.txt"}), ("call_bad", {"path": 7})]
+
+
+def test_reply_call_ids_number_calls_as_the_core_numbers_its_errors() -> None:
+    from toolmend.client.reflection import reply_call_ids
+
+    def entry(i: str, **index: int) -> dict[str, Any]:
+        return {"id": i, "type": "function", "function": {"name": "read_file", "arguments": '{"path": 7}'}, **index}
+
+    body = {"choices": [
+        {"index": 0, "message": {"tool_calls": [entry("a"), entry("b", index=5)]}},
+        {"index": 1, "message": {"tool_calls": [entry("c")]}},
+    ]}
+    registry = toolmend.ToolRegistry.from_tools(TOOLS)
+    errors = toolmend.parse_response(body, registry).errors
+    ids = reply_call_ids(body)
+    assert [ids[(e.choice, e.index)] for e in errors] == ["a", "b", "c"]
+    ollama_body = {"message": {"tool_calls": [{"id": "x", "function": {"index": 3, "name": "read_file", "arguments": {"path": 7}}}]}}
+    (error,) = toolmend.parse_response(ollama_body, registry).errors
+    assert reply_call_ids(ollama_body) == {(0, 3): "x"} and (error.choice, error.index) == (0, 3)
+
+
 def test_openai_sdk_stream_is_mended_and_keeps_flowing() -> None:
     reply = streamed({"name": "read_file", "arguments": BROKEN, "id": "call_a"}, text=["Let me ", "look."])
     with ScriptedOpenAI([reply]) as server:

@@ -30,7 +30,7 @@ import orjson
 
 from toolmend._core import ToolCallAccumulator
 from toolmend._states import StreamEventKind as Kind
-from toolmend.client.reflection import reflection_messages
+from toolmend.client.reflection import reflection_messages, reply_call_ids
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
 
@@ -168,7 +168,10 @@ class Mender:
         else:
             text = (data.get("message") or {}).get("content") or ""
         asked = dict(request)
-        asked["messages"] = list(request.get("messages") or []) + reflection_messages(errors, wire, text=text, registry=registry)
+        # Each refused call answered by the id the model gave it (a ToolCallError holds none).
+        given = reply_call_ids(data)
+        ids = [given.get((e.choice, e.index)) for e in errors]
+        asked["messages"] = list(request.get("messages") or []) + reflection_messages(errors, wire, text=text, registry=registry, ids=ids)
         return orjson.dumps(asked)
 
     # ---- streams -------------------------------------------------------------------------------------------
@@ -200,6 +203,8 @@ class StreamMender:
         self.tail: list[bytes] = []
         self.errors = 0
         self.done = False
+        #: The ids the stream's calls came with, by index: a call handed on invalid keeps the model's own.
+        self.ids: dict[int, str] = {}
 
     def feed(self, data: bytes) -> bytes:
         self.buffer += data
@@ -309,6 +314,8 @@ class StreamMender:
                 out.append(self._text(e.text, "content"))
             elif e.kind is Kind.REASONING:
                 out.append(self._text(e.text, "reasoning_content" if self.wire == "openai" else "thinking"))
+            elif e.kind is Kind.STARTED and e.id is not None:
+                self.ids[e.index] = e.id
         return out
 
     def _text(self, text: str, field: str) -> bytes:
@@ -336,7 +343,8 @@ class StreamMender:
         raw = error.raw_arguments if isinstance(error.raw_arguments, str) else orjson.dumps(error.raw_arguments).decode()
         name = error.tool_name or ""
         if self.wire == "openai":
-            form = {"index": self.sent_calls, "id": getattr(error, "id", None) or f"call_invalid_{self.sent_calls}", "type": "function", "function": {"name": name, "arguments": raw}}
+            call_id = getattr(error, "id", None) or self.ids.get(error.index) or f"call_invalid_{self.sent_calls}"
+            form = {"index": self.sent_calls, "id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
             self.sent_calls += 1
             note = f": toolmend-error {error.code} {error.index} {error.message}".replace("\n", " ").encode()
             return note + b"\n" + self._emit({**self.template, "choices": [{"index": 0, "delta": {"tool_calls": [form]}, "finish_reason": None}]})

@@ -21,7 +21,7 @@ from toolmend.errors import SchemaError, ToolmendError
 from toolmend.registry_metrics import RegistryMetrics, instrument, log_level
 from toolmend.tool_exports import OllamaTool, anthropic_tools, ollama_tools, openai_tools
 from toolmend.tool_run import Runner, ToolResult, ToolRunError, failure, mapping_runner, model_runner
-from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_spec
+from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_items, tool_spec
 from toolmend._states import Code
 
 __all__ = [
@@ -303,12 +303,13 @@ class ToolRegistry(_core.ToolRegistry):
         """A registry of tool definitions from any source: OpenAI tool dicts (``{"type": "function",
         "function": {...}}`` or the Responses API's flat form), MCP tools (objects or dicts with
         ``inputSchema``; their ``annotations`` are kept), Anthropic tools (``input_schema``), pydantic model
-        classes, msgspec Struct classes and plain functions.
+        classes, msgspec Struct classes, plain functions, LangChain tools and pydantic-ai tools (a ``Tool``, or an
+        ``Agent`` or ``FunctionToolset`` given for all the tools it holds).
 
         ``names="mcp"`` (or "openai") accepts the tool names those servers allow.
         Raises SchemaError naming the tool (TSR-006 when a definition holds no schema)."""
         registry = cls(strict, names=names, **limits)
-        for position, item in enumerate(items):
+        for position, item in enumerate(tool_items(items)):
             try:
                 registry.register_tool(item)
             except SchemaError as e:

@@ -6,6 +6,7 @@ import logging
 from typing import Any, Collection, Mapping, Union
 
 from toolmend import _core
+from toolmend._fields import from_litellm, litellm_fields
 from toolmend._core import ParseResult, ToolCall, ToolCallError
 from toolmend._log import loggable
 from toolmend._limits import DEFAULT_LIMITS, check_max_depth
@@ -15,7 +16,7 @@ __all__ = ["TEXT_FORMATS", "ParseResult", "TextCalls", "ToolCall", "ToolCallErro
 
 logger = logging.getLogger("toolmend")
 
-#: A reply: text, a parsed dict, or an SDK's reply object (openai, ollama, anthropic, LangChain).
+#: A reply: text, a parsed dict, or an SDK's reply object (openai, ollama, anthropic, LangChain, LiteLLM).
 Body = Union[str, bytes, bytearray, Mapping[str, Any], Any]
 
 #: Which calls written in the content are read: True (the "default" preset), False (none), a
@@ -44,7 +45,7 @@ def parse_response(
     (every choice), the Responses API, Anthropic Messages or a LangChain message.
 
     ``body`` is the reply as bytes, str, an already-parsed dict or the SDK's own object (openai,
-    ollama, anthropic and LangChain objects are read by their fields, not imported); text that is
+    ollama, anthropic, LangChain and LiteLLM objects are read by their fields, not imported); text that is
     not a JSON reply is read as the message content itself. A provider's error body is one
     ``TLP-011`` error, an object that is no reply one ``TLP-009`` error: never ``ok`` with calls
     lost. Each call says which ``choice`` it came from; ``text`` is the first choice's.
@@ -64,6 +65,8 @@ def parse_response(
     ``max_depth`` over ``MAX_DEPTH_CEILING`` is refused with ValueError.
     """
     check_max_depth(max_depth)
+    if from_litellm(body):
+        body = litellm_fields(body)
     result = _core.parse_response(
         body,
         registry,

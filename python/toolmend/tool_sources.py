@@ -1,7 +1,8 @@
 """Tools from wherever an agent gets them: OpenAI, MCP and Anthropic tool definitions (dicts or SDK
-objects), pydantic models, msgspec Structs, TypeAdapters, plain functions and LangChain tools, each read
-into one ToolSpec. Nothing here imports an SDK: objects are read by their shape. A function and a
-LangChain tool keep what runs them (``ToolSpec.runner``, see toolmend.tool_run).
+objects), pydantic models, msgspec Structs, TypeAdapters, plain functions, LangChain tools and pydantic-ai
+tools (alone, or those of an Agent or a FunctionToolset), each read into one ToolSpec. Nothing here imports an
+SDK: objects are read by their shape. A function, a LangChain tool and a pydantic-ai tool keep what runs them
+(``ToolSpec.runner``, see toolmend.tool_run).
 
 A definition whose schema cannot be found is refused with TSR-006; it is never registered as "any
 object", which would let every argument through.
@@ -13,13 +14,13 @@ import inspect
 import re
 import typing
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from toolmend.errors import SchemaError
 from toolmend._states import Code
-from toolmend.tool_run import Runner, function_runner, single_argument
+from toolmend.tool_run import Arguments, Runner, function_runner, single_argument
 
-__all__ = ["ToolSpec", "function_schema", "parameter_docs", "schema_of", "tool_spec"]
+__all__ = ["ToolSpec", "function_schema", "parameter_docs", "schema_of", "tool_items", "tool_spec"]
 
 #: OpenAI: a function without ``parameters`` takes no arguments.
 NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
@@ -36,7 +37,7 @@ class ToolSpec:
     annotations: Mapping[str, Any] | None = None
     #: OpenAI's ``function.strict``, when the definition said.
     strict: bool | None = None
-    #: What runs the tool: a function's, a LangChain tool's; None for a definition alone.
+    #: What runs the tool: a function's, a LangChain or pydantic-ai tool's; None for a definition alone.
     runner: Runner | None = None
 
 
@@ -49,6 +50,8 @@ def tool_spec(item: Any, *, name: str | None = None) -> ToolSpec:
         return ToolSpec(tool_name, parameters, _summary(item), runner=function_runner(item, model, tool_name))
     if _is_langchain_tool(item):
         return _langchain_spec(item, name)
+    if _is_pydantic_ai_tool(item):
+        return _pydantic_ai_spec(item, name)
     schema = schema_of(item)
     if schema is not None:
         tool_name = name or getattr(item, "__name__", None)
@@ -211,6 +214,76 @@ def _langchain_spec(item: Any, name: str | None) -> ToolSpec:
     else:
         runner = Runner(item.invoke, single_argument, async_function=item.ainvoke)
     return ToolSpec(name or item.name, schema, description, runner=runner)
+
+
+def _is_pydantic_ai_tool(item: Any) -> bool:
+    """A pydantic-ai ``Tool`` (``Tool(fn)``, or one an Agent or a FunctionToolset holds), read by its shape: a
+    ``tool_def`` and the ``function_schema`` that validates and calls it."""
+    schema = getattr(item, "function_schema", None)
+    return (
+        not isinstance(item, type)
+        and isinstance(getattr(item, "takes_ctx", None), bool)
+        and hasattr(item, "tool_def")
+        and callable(getattr(getattr(schema, "validator", None), "validate_python", None))
+    )
+
+
+def _pydantic_ai_spec(item: Any, name: str | None) -> ToolSpec:
+    """A pydantic-ai tool: the schema and description its Agent shows the model (``tool_def``), and its function,
+    called with the arguments as pydantic-ai's own validator makes them (a model parameter its instance). A tool
+    that takes a ``RunContext`` is registered for its schema only: the context exists only inside its Agent's
+    run."""
+    definition = item.tool_def
+    schema = definition.parameters_json_schema
+    if not isinstance(schema, Mapping):
+        raise SchemaError(Code.SCHEMA_INVALID, f"no schema found for pydantic-ai tool '{item.name}'")
+    functions = item.function_schema
+    runner = None if item.takes_ctx else Runner(functions.function, _pydantic_ai_arguments(functions), is_async=functions.is_async)
+    return ToolSpec(name or definition.name, dict(schema), definition.description or "", strict=definition.strict, runner=runner)
+
+
+def _pydantic_ai_arguments(functions: Any) -> Callable[[Any], Arguments]:
+    def arguments(value: Any) -> Arguments:
+        given = functions.validator.validate_python(dict(value) if isinstance(value, Mapping) else {})
+        # As pydantic-ai calls it: the positional parameters by position, *args spread, the rest by keyword.
+        given = dict(given)
+        args = [given.pop(field) for field in functions.positional_fields]
+        if functions.var_positional_field:
+            args.extend(given.pop(functions.var_positional_field))
+        return tuple(args), given
+
+    return arguments
+
+
+def tool_items(items: Iterable[Any]) -> Iterator[Any]:
+    """``items`` with each pydantic-ai Agent and FunctionToolset given as the tools it holds. A toolset whose tools
+    are known only once it runs (an MCP server's, say) is refused: its tools are not there to register."""
+    for item in items:
+        toolsets = getattr(item, "toolsets", None)
+        if _holds_pydantic_ai_tools(item):
+            yield from item.tools.values()
+        elif not isinstance(item, (Mapping, type)) and isinstance(toolsets, Sequence) and callable(getattr(item, "run_sync", None)):
+            for toolset in toolsets:
+                if not _holds_pydantic_ai_tools(toolset):
+                    raise SchemaError(
+                        Code.SCHEMA_INVALID,
+                        f"the agent's toolset {type(toolset).__name__} lists its tools only while it runs: "
+                        "register them from that source (an MCP server's tools/list, say)",
+                    )
+                yield from toolset.tools.values()
+        else:
+            yield item
+
+
+def _holds_pydantic_ai_tools(item: Any) -> bool:
+    """A pydantic-ai toolset (it lists and calls tools) holding its tools in ``tools``, as a FunctionToolset does."""
+    tools = getattr(item, "tools", None)
+    return (
+        callable(getattr(item, "get_tools", None))
+        and callable(getattr(item, "call_tool", None))
+        and isinstance(tools, Mapping)
+        and all(_is_pydantic_ai_tool(t) for t in tools.values())
+    )
 
 
 def _as_mapping(item: Any) -> Mapping[str, Any] | None:

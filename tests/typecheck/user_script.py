@@ -73,6 +73,7 @@ async def online(reg: ToolRegistry) -> list[str]:
             elif isinstance(event, Done):
                 names += [call.name for call in event.result.tool_calls]
     async with OpenAICompatibleClient("http://127.0.0.1:8000/v1", model="qwen3", registry=reg) as other:
+        assert_type(other, OpenAICompatibleClient)
         names += [call.name for call in (await other.chat([{"role": "user", "content": "x"}])).tool_calls]
     return names
 
