@@ -370,13 +370,8 @@ def test_a_refused_call_returned_as_a_value_is_logged_at_debug_only(caplog: pyte
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 34: ToolCallError has no id yet; the core's RejectedCall must carry the Candidate's id "
-    "(rust/core/src/pipeline/mod.rs) and the binding's ToolCallError expose it (rust/python/src/pipeline.rs)",
-)
 def test_a_refused_call_keeps_the_id_the_reply_gave_it(registry: ToolRegistry) -> None:
-    # A tool result or a reflection answers the refused call by this id; strict: passing flags the marker to go.
+    # A tool result or a reflection answers the refused call by this id.
     body = {"choices": [{"index": 0, "message": {"tool_calls": [
         {"id": "call_ok", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}},
         {"id": "call_bad", "type": "function", "function": {"name": "read_file", "arguments": '{"path": 7}'}},

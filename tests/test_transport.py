@@ -91,9 +91,7 @@ def test_a_streamed_call_handed_on_invalid_keeps_the_id_the_model_gave_it() -> N
     assert [(tc.id, json.loads(tc.function.arguments)) for tc in sent] == [("call_ok", {"path": "a.txt"}), ("call_bad", {"path": 7})]
 
 
-def test_reply_call_ids_number_calls_as_the_core_numbers_its_errors() -> None:
-    from toolmend.client.reflection import reply_call_ids
-
+def test_each_refused_call_keeps_its_own_id_in_every_choice() -> None:
     def entry(i: str, **index: int) -> dict[str, Any]:
         return {"id": i, "type": "function", "function": {"name": "read_file", "arguments": '{"path": 7}'}, **index}
 
@@ -103,11 +101,10 @@ def test_reply_call_ids_number_calls_as_the_core_numbers_its_errors() -> None:
     ]}
     registry = toolmend.ToolRegistry.from_tools(TOOLS)
     errors = toolmend.parse_response(body, registry).errors
-    ids = reply_call_ids(body)
-    assert [ids[(e.choice, e.index)] for e in errors] == ["a", "b", "c"]
+    assert [(e.choice, e.id) for e in errors] == [(0, "a"), (0, "b"), (1, "c")]
     ollama_body = {"message": {"tool_calls": [{"id": "x", "function": {"index": 3, "name": "read_file", "arguments": {"path": 7}}}]}}
     (error,) = toolmend.parse_response(ollama_body, registry).errors
-    assert reply_call_ids(ollama_body) == {(0, 3): "x"} and (error.choice, error.index) == (0, 3)
+    assert (error.id, error.index) == ("x", 3)
 
 
 def test_openai_sdk_stream_is_mended_and_keeps_flowing() -> None:

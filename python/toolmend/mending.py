@@ -30,7 +30,7 @@ import orjson
 
 from toolmend._core import ToolCallAccumulator
 from toolmend._states import StreamEventKind as Kind
-from toolmend.client.reflection import reflection_messages, reply_call_ids
+from toolmend.client.reflection import reflection_messages
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
 
@@ -168,10 +168,8 @@ class Mender:
         else:
             text = (data.get("message") or {}).get("content") or ""
         asked = dict(request)
-        # Each refused call answered by the id the model gave it (a ToolCallError holds none).
-        given = reply_call_ids(data)
-        ids = [given.get((e.choice, e.index)) for e in errors]
-        asked["messages"] = list(request.get("messages") or []) + reflection_messages(errors, wire, text=text, registry=registry, ids=ids)
+        # Each refused call is answered by the id the model gave it (`ToolCallError.id`).
+        asked["messages"] = list(request.get("messages") or []) + reflection_messages(errors, wire, text=text, registry=registry)
         return orjson.dumps(asked)
 
     # ---- streams -------------------------------------------------------------------------------------------

@@ -23,7 +23,6 @@ from toolmend.client.engine import Engine, Tools
 from toolmend.client.events import ChatEvent, ChatResult
 from toolmend.client.exchange import Reply, lines, read_json, reason
 from toolmend.client.ledger import Usage
-from toolmend.client.reflection import reply_call_ids
 from toolmend.client.observe import Hook
 from toolmend.config import RetryConfig
 from toolmend.registry import ToolRegistry
@@ -141,8 +140,6 @@ class OllamaClient(Engine):
             return
         reply.usage = usage(data)
         reply.finish_reason = reason(data.get("done_reason"))
-        # The ids the calls came with, by the index the core gives them: a refused call is answered by its own.
-        reply.assembly.ids.update({index: i for (c, index), i in reply_call_ids(data).items() if c == 0})
         # The body as read: the core parses it itself, integers past 64 bits exactly (orjson makes them floats).
         reply.assembly.whole(reply.body, reply.finish_reason)
 

@@ -156,34 +156,6 @@ def reflection_messages(
     raise ValueError(f"unknown provider {provider!r}: 'ollama', 'openai' or 'anthropic'")
 
 
-def reply_call_ids(data: Any) -> dict[tuple[int, int], str]:
-    """The ids a reply's ``tool_calls`` entries gave (an OpenAI-compatible completion, every choice, or an Ollama
-    reply), by ``(choice, index)`` numbered as the core numbers them (the choice's ``index`` or place; the call's
-    ``function.index``, its ``index`` or its place), so that a refused call (a ToolCallError, which has no id) is
-    answered with the id the model gave it."""
-    if not isinstance(data, dict):
-        return {}
-    if isinstance(data.get("choices"), list):
-        messages = [(_index(c.get("index"), n), c.get("message")) for n, c in enumerate(data["choices"]) if isinstance(c, dict)]
-    else:
-        messages = [(0, data.get("message"))]
-    ids: dict[tuple[int, int], str] = {}
-    for choice, message in messages:
-        entries = message.get("tool_calls") if isinstance(message, dict) else None
-        for position, entry in enumerate(entries if isinstance(entries, list) else ()):
-            if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
-                continue
-            function = entry.get("function")
-            given = function.get("index") if isinstance(function, dict) else None
-            ids[(choice, _index(given, _index(entry.get("index"), position)))] = entry["id"]
-    return ids
-
-
-def _index(value: Any, otherwise: int) -> int:
-    """A wire index (an integer, 0 or more), or ``otherwise``."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else otherwise
-
-
 def raw_reflection(raw: str, error_text: str, template: str = DEFAULT_RETRY_PROMPT) -> list[dict[str, Any]]:
     """The server's own parser refused the call: its raw text replayed as the assistant's, the error as a user
     message (no tool_calls: the same in every provider's form)."""
