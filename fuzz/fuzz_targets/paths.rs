@@ -7,6 +7,7 @@
 //! content made of pieces that hold calls, think blocks, lone closers and quoted markers.
 //! Glued objects are never merged: every call taken has flat arguments whose paths are ones the
 //! reply wrote (a merge makes a list, or a string holding `}{`), and quoted calls never run.
+//! A number the reply shows was cut (it stopped at the token limit) is never taken whole.
 #![no_main]
 
 use std::convert::Infallible;
@@ -68,7 +69,12 @@ const ARGUMENTS: &[&str] = &[
     "",
     "{\"path\":\"a\"}{\"path\":\"b\"}",
     "{\"path\": \"a\"} {\"path\": \"b\"}",
+    CUT_NUMBER,
 ];
+
+/// Arguments that end inside a number, their closers missing: cut off when the reply says it
+/// stopped at the token limit (TLP-010), a missing brace otherwise.
+const CUT_NUMBER: &str = "{\"path\": \"a.txt\", \"n\": 10";
 
 type Seen = (Vec<(u8, String, Value)>, String, String);
 
@@ -138,6 +144,7 @@ fuzz_target!(|data: &[u8]| {
         _ => json!({}),
     };
     let split = 1 + *split_byte as usize;
+    let finish = if calls_byte & 0x80 != 0 { "length" } else { "stop" };
 
     // Whole.
     let tool_calls: Vec<Value> = calls
@@ -155,14 +162,18 @@ fuzz_target!(|data: &[u8]| {
         message["tool_calls"] = Value::from(tool_calls.clone());
     }
     let body = match ollama {
-        true => json!({"model": "m", "message": message, "done": true, "done_reason": "stop"}),
-        false => json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}),
+        true => json!({"model": "m", "message": message, "done": true, "done_reason": finish}),
+        false => json!({"choices": [{"index": 0, "message": message, "finish_reason": finish}]}),
     };
     let host = SerdeHost::new(None);
     let mut whole = Pipeline::new(&host, LIMITS, true);
     let reply = read_reply(&SerdeParser, body.to_string().as_bytes(), &LIMITS).unwrap();
     let said = check_reply(&mut whole, reply, Formats::default()).unwrap();
     nothing_merged(&whole.calls, &format!("whole: {content:?} {calls:?}"));
+    if finish == "length" && !ollama {
+        let cut = |c: &&CheckedCall<Value>| c.arguments.get("n") == Some(&json!(10));
+        assert!(!whole.calls.iter().any(|c| cut(&c)), "a cut number taken: {calls:?}");
+    }
     let expected: Seen = (seen(&whole.calls), said.text, said.reasoning);
     let whole_errors = whole.errors.len();
 
@@ -178,7 +189,7 @@ fuzz_target!(|data: &[u8]| {
             let line = json!({"message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": false});
             sse.push_str(&format!("{line}\n"));
         }
-        let last = json!({"message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop"});
+        let last = json!({"message": {"role": "assistant", "content": ""}, "done": true, "done_reason": finish});
         sse.push_str(&format!("{last}\n"));
     } else {
         let mut chunk = |delta: Value, finish: Value| {
@@ -196,7 +207,7 @@ fuzz_target!(|data: &[u8]| {
                 chunk(json!({"tool_calls": [more]}), Value::Null);
             }
         }
-        chunk(json!({}), json!("stop"));
+        chunk(json!({}), json!(finish));
         sse.push_str("data: [DONE]\n\n");
     }
     let mut reader = StreamReader::new(LIMITS).with_text_calls(LIMITS, Formats::default());
@@ -208,6 +219,8 @@ fuzz_target!(|data: &[u8]| {
     let assembled = reader.calls_mut().finish();
     let text_calls = reader.take_text_calls();
     let mut streamed = Pipeline::new(&host, LIMITS, true);
+    // As the accumulator does: the stream said where it stopped.
+    streamed.set_cut_by_length(reader.cut_by_length() || reader.stopped_unfinished());
     check_stream_reply(&mut streamed, assembled, text_calls, None, |_| None).unwrap();
     let so_far = reader.said_so_far();
     let got: Seen = (

@@ -182,6 +182,11 @@ pub fn check_stream_reply<H: Host>(
         };
         pipeline.run(candidate)?;
     }
+    // Numbered in the order they stand in the text, as a whole reply's are: a stream hands out
+    // the calls written without a marker only at its end, after those behind one, and the last
+    // call is the one the token limit may have cut.
+    let mut text_calls = text_calls;
+    text_calls.sort_by_key(|c| c.position);
     for (i, call) in text_calls.into_iter().enumerate() {
         pipeline.run(Candidate::found(host, call, next_index + i))?;
     }
