@@ -14,7 +14,7 @@ import orjson
 
 from toolmend import _core
 from toolmend.config import RetryConfig
-from toolmend.response import ParseResult, check_call, parse_response
+from toolmend.response import ParseResult, read_call, read_reply
 
 
 class Toolset:
@@ -70,7 +70,7 @@ class Toolset:
         one of the registry's tools. None when neither (or when it needs repair and repair is off)."""
         registry = self.checking()
         repair = self.config.enable_auto_repair
-        found = parse_response({"message": {"role": "assistant", "content": raw}}, registry, repair=repair, **self.limits)
+        found = read_reply({"message": {"role": "assistant", "content": raw}}, registry, repair=repair, **self.limits)
         if found.calls and found.ok:
             return found
         if registry is None:
@@ -79,7 +79,7 @@ class Toolset:
         fits = [t.name for t in registry.tools() if registry.try_validate(t.name, arguments).ok]
         if len(fits) != 1:
             return None
-        result = check_call(fits[0], raw, registry, repair=repair, **self.limits)
+        result = read_call(fits[0], raw, registry, repair=repair, **self.limits)
         return result if result.ok else None
 
     def _loose(self, raw: str) -> Any:
