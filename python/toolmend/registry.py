@@ -23,6 +23,7 @@ from toolmend.tool_exports import OllamaTool, anthropic_tools, ollama_tools, ope
 from toolmend.tool_run import Runner, ToolResult, ToolRunError, failure, mapping_runner, model_runner
 from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_spec
 from toolmend._states import Code
+from toolmend import strict_mode as strict_mode_rules
 
 __all__ = [
     "FieldError",
@@ -67,6 +68,9 @@ class ToolRegistry(_core.ToolRegistry):
     #: Tools of the last `from_file` that were left out, with why.
     skipped: tuple[SkippedTool, ...] = ()
 
+    #: The seed's strict_mode (toolmend.strict_mode): every property typed, every tool described, or TSR-006.
+    strict_mode: bool = False
+
     #: ``registry.metrics()``: validations by tool and outcome, failures by code, a latency histogram and the
     #: number of tools (a snapshot); ``registry.metrics.reset()``. Counted when made with ``metrics=True``.
     metrics: RegistryMetrics
@@ -82,6 +86,7 @@ class ToolRegistry(_core.ToolRegistry):
         validation_failure_log_level: int | str | None = None,
         include_actual_values: bool = False,
         names: str = "default",
+        strict_mode: bool = False,
         **limits: int,
     ) -> ToolRegistry:
         """``metrics=True`` counts and times every validation (``registry.metrics()``);
@@ -90,9 +95,13 @@ class ToolRegistry(_core.ToolRegistry):
         ``include_actual_values``. Both off by default: they cost more than a small validation.
         ``names`` is the naming rule for tools: "default" (letters, digits, ``_``; 64 characters),
         "openai" (``-`` too) or "mcp" (``-`` and ``.``, 128 characters), for registering and for the
-        calls checked against the registry."""
+        calls checked against the registry. ``strict_mode`` is the seed's ``tool_registry.strict_mode``: a tool
+        is refused (TSR-006, ``path`` the pointer) unless every property of its schema declares a type (FR-023;
+        ``enum``, ``const``, ``$ref`` or typed ``anyOf``/``oneOf``/``allOf`` branches count) and it has a
+        description. Off by default: MCP and OpenAI tools often leave a property untyped."""
         registry = super().__new__(cls, strict, names=names, **limits)
         registry._runners = {}
+        registry.strict_mode = strict_mode
         level = log_level(validation_failure_log_level)
         registry.metrics = RegistryMetrics(registry.__len__, metrics, level, include_actual_values)
         if metrics or level is not None:
@@ -139,6 +148,8 @@ class ToolRegistry(_core.ToolRegistry):
                 description = tool_spec(schema, name=name).description
             schema = converted
         try:
+            if self.strict_mode:
+                strict_mode_rules.check(name, _schema_value(schema), description)
             info = super().register(
                 name,
                 schema,
@@ -327,6 +338,9 @@ class ToolRegistry(_core.ToolRegistry):
         is refused (TSR-006), never opened up. A broken tool does not stop the others: it is logged and
         listed in ``skipped``.
 
+        Seed 002's layouts are read too: ``tools.custom`` and ``tools.custom_tools`` (beside
+        ``tool_registry.custom_tools``, all of them when a file holds several). The section's ``strict_mode: true``
+        makes the registry's ``strict_mode`` (every property typed, every tool described).
         The ``tool_registry`` section's ``max_schema_size`` refuses a tool whose schema (as compact JSON) is
         larger, with TSR-006; the core refuses schemas over SCHEMA_SIZE_CEILING bytes whatever it says.
         ``pattern_timeout_ms`` is noted at INFO: patterns run on a linear-time engine, with nothing to time out.
@@ -336,6 +350,10 @@ class ToolRegistry(_core.ToolRegistry):
         section = section if isinstance(section, Mapping) else {}
         # The failure records of .agent/config.yml's tool_registry section apply to the registry it lists.
         settings = {k: section[k] for k in _LOG_SETTINGS if section.get(k) is not None}
+        mode = section.get("strict_mode", False)
+        if not isinstance(mode, bool):
+            raise ValueError(f"{os.fspath(path)}: tool_registry.strict_mode = {mode!r} is not true or false")
+        settings["strict_mode"] = mode
         max_schema_size = _schema_size_limit(section, path)
         registry = cls(strict, names=names, **settings)
         skipped: list[SkippedTool] = []
@@ -397,6 +415,16 @@ def _check_schema_size(entry: Mapping[str, Any], limit: int) -> None:
         )
 
 
+def _schema_value(schema: Any) -> Any:
+    """A schema given as JSON text, read for strict_mode's walk (the core reads it again when it compiles it)."""
+    if isinstance(schema, (str, bytes, bytearray, memoryview)):
+        try:
+            return json.loads(bytes(schema) if not isinstance(schema, str) else schema)
+        except ValueError:
+            return None  # not JSON: the core refuses it with its own error
+    return schema
+
+
 def _read_config(path: str | os.PathLike[str]) -> Any:
     suffix = os.fspath(path).rsplit(".", 1)[-1].lower()
     with open(path, "rb") as f:
@@ -416,17 +444,30 @@ def _read_config(path: str | os.PathLike[str]) -> Any:
     return json.loads(data)
 
 
+#: Where seed 002 lists a config's tools under ``tools:`` (its "Configuration-Based Tools" and its scenarios).
+_SEED_TOOL_LISTS = ("custom", "custom_tools")
+
+
 def _tool_entries(config: Any) -> Iterable[Mapping[str, Any]]:
+    lists: list[Any] = [config]
     if isinstance(config, Mapping):
         if isinstance(config.get("result"), Mapping) and "tools" in config["result"]:  # JSON-RPC tools/list
             config = config["result"]
-        if "tool_registry" in config:
-            config = config["tool_registry"].get("custom_tools", [])
-        elif "tools" in config:
-            config = config["tools"]
-        else:
-            config = [config]
-    for entry in config or []:
+        lists = []
+        section = config.get("tool_registry")
+        if isinstance(section, Mapping):
+            lists.append(section.get("custom_tools") or [])
+        tools = config.get("tools")
+        if isinstance(tools, Mapping):
+            found = [k for k in _SEED_TOOL_LISTS if k in tools]
+            if not found:  # a layout not read would register nothing, silently
+                raise ValueError(f"tools: holds {sorted(map(str, tools))}, not custom or custom_tools (the tool lists read)")
+            lists += [tools[k] or [] for k in found]
+        elif tools is not None:
+            lists.append(tools)
+        if not lists and section is None:
+            lists = [[config]]  # one tool's definition
+    for entry in (e for listed in lists for e in (listed or [])):
         if isinstance(entry, Mapping) and entry.get("type") == "function" and isinstance(entry.get("function"), Mapping):
             entry = entry["function"]
         if isinstance(entry, Mapping):
