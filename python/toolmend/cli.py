@@ -144,12 +144,16 @@ def _tools_command(args: argparse.Namespace) -> int:
         print("toolmend: tools show needs a tool NAME", file=sys.stderr)
         return EXIT_USAGE
     try:
-        tool = registry.get(args.name)
+        tool = registry.get(args.name, version=args.tool_version)
     except UnknownToolError as e:
         print(e, file=sys.stderr)
         return EXIT_INVALID
     print(f"Tool: {tool.name}\nVersion: {tool.version}\nCategory: {tool.category or '-'}")
-    print(f"Description: {tool.description}\n{registry.schema_hint(tool.name)}\nSchema (JSON):")
+    versions = registry.versions(tool.name)
+    if len(versions) > 1:
+        print(f"Versions: {', '.join(versions)} (latest {versions[-1]})")
+    hint = registry.schema_hint(tool.name) if tool.version == versions[-1] else f"(an older version; the latest is {versions[-1]})"
+    print(f"Description: {tool.description}\n{hint}\nSchema (JSON):")
     print(json.dumps(tool.schema, indent=2))
     return EXIT_OK
 
@@ -348,6 +352,7 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("action", choices=["list", "show"], help="list every tool, or show one tool's schema")
     tools.add_argument("name", nargs="?", metavar="NAME", help="the tool to show")
     tools.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
+    tools.add_argument("--tool-version", default=None, metavar="VERSION", help="show: this version (default: the latest)")
     tools.set_defaults(run=_tools_command)
     validate = commands.add_parser("validate", help="check arguments against a tool's schema")
     validate.add_argument("name", metavar="NAME", help="the tool whose schema checks the arguments")

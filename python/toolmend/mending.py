@@ -33,6 +33,7 @@ from toolmend._states import StreamEventKind as Kind
 from toolmend.client.reflection import reflection_messages
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
+from toolmend.tool_versions import core_registry
 
 log = logging.getLogger("toolmend")
 
@@ -191,7 +192,7 @@ class StreamMender:
     def __init__(self, mender: Mender, wire: Wire, registry: ToolRegistry | None) -> None:
         self.mender = mender
         self.wire = wire
-        self.acc: Any = ToolCallAccumulator(registry)
+        self.acc: Any = ToolCallAccumulator(core_registry(registry))
         self.buffer = b""
         self.template: dict[str, Any] = {}
         self.sent_calls = 0

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypeVar, ove
 
 from toolmend import _core
 from toolmend._core import FieldError, ToolInfo, ValidationResult
-from toolmend.errors import SchemaError, ToolmendError
+from toolmend.errors import SchemaError, ToolmendError, UnknownToolError
 from toolmend.registry_metrics import RegistryMetrics, instrument, log_level
 from toolmend.tool_exports import OllamaTool, anthropic_tools, ollama_tools, openai_tools
 from toolmend.tool_run import Runner, ToolResult, ToolRunError, failure, mapping_runner, model_runner
 from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_spec
 from toolmend._states import Code
 from toolmend import strict_mode as strict_mode_rules
+from toolmend.tool_versions import build_view, copy_into, latest, semver_key
 
 __all__ = [
     "FieldError",
@@ -78,6 +79,14 @@ class ToolRegistry(_core.ToolRegistry):
     #: What runs each tool that has a function, by tool name (see ``run``).
     _runners: dict[str, Runner]
 
+    #: Every version registered, by tool name (toolmend.tool_versions); the Rust registry holding each tool at its
+    #: latest once this one's own Rust part no longer does (None until then); the limits the registry was made
+    #: with; and a count of definitions added (a copy of the registry knows from it when it is behind).
+    _versions: dict[str, dict[str, ToolInfo]]
+    _view: _core.ToolRegistry | None = None
+    _limits: dict[str, int]
+    _revision: int = 0
+
     def __new__(
         cls,
         strict: bool = True,
@@ -101,6 +110,8 @@ class ToolRegistry(_core.ToolRegistry):
         description. Off by default: MCP and OpenAI tools often leave a property untyped."""
         registry = super().__new__(cls, strict, names=names, **limits)
         registry._runners = {}
+        registry._versions = {}
+        registry._limits = dict(limits)
         registry.strict_mode = strict_mode
         level = log_level(validation_failure_log_level)
         registry.metrics = RegistryMetrics(registry.__len__, metrics, level, include_actual_values)
@@ -133,8 +144,11 @@ class ToolRegistry(_core.ToolRegistry):
         instance of the model when ``schema`` is a model, with the arguments as keywords when it is a JSON
         Schema.
 
-        Raises SchemaError: TSR-006 invalid definition, TSR-007 name taken by another definition,
-        TSR-008 schema that does not compile.
+        Several versions of a tool are kept (``version``, semver): ``get(name, version=...)`` gives any of them,
+        ``versions(name)`` lists them, and the checks, ``tools()``, ``get(name)`` and the exports use the latest.
+
+        Raises SchemaError: TSR-006 invalid definition (or version), TSR-007 a version of the tool registered
+        already with another definition, TSR-008 schema that does not compile.
         """
         runner: Runner | None = None
         if function is not None:
@@ -150,22 +164,87 @@ class ToolRegistry(_core.ToolRegistry):
         try:
             if self.strict_mode:
                 strict_mode_rules.check(name, _schema_value(schema), description)
-            info = super().register(
-                name,
-                schema,
-                description=description,
-                version=version,
-                category=category,
-                annotations=annotations,
+            info, newest = self._add(
+                name, schema, description=description, version=version, category=category, annotations=annotations,
                 allow_truncated=allow_truncated,
             )
         except SchemaError as e:
             logger.warning("tool %r refused: %s", name, e.code)
             raise
         logger.info("registered tool %r v%s (fingerprint %s)", info.name, info.version, info.fingerprint)
-        if runner is not None:
+        if runner is not None and newest:  # run calls the latest version's function
             self._runners[info.name] = runner
         return info
+
+    def _add(self, name: str, schema: Any, **fields: Any) -> tuple[ToolInfo, bool]:
+        """Registers one version of a tool: its ToolInfo, and whether it is the tool's latest version."""
+        known = self._versions.get(name)
+        if known is None:  # the tool's first version: into this registry's own Rust part
+            info = super().register(name, schema, **fields)
+            if info.name not in self._versions:
+                self._versions[info.name] = {info.version: info}
+                self._revision += 1
+                if self._view is not None:
+                    copy_into(self._view, info)
+            return info, True
+        # Checked and compiled on its own, as the Rust part cannot hold two definitions under one name.
+        info = _core.ToolRegistry(self.strict, names=self.names, **self._limits).register(name, schema, **fields)
+        same = known.get(info.version)
+        if same is not None:
+            if same.fingerprint == info.fingerprint:
+                return same, same is latest(known)
+            raise SchemaError(
+                Code.DUPLICATE_TOOL, f"Tool '{name}' version {info.version} is already registered with a different definition"
+            )
+        newest = semver_key(info.version) > semver_key(latest(known).version)
+        known[info.version] = info
+        self._revision += 1
+        if newest:
+            self._use_view(build_view(self.strict, self.names, self._limits, self._versions))
+        return info, newest
+
+    def _use_view(self, view: _core.ToolRegistry) -> None:
+        """From now on the checks go to ``view`` (every tool at its latest): validate and try_validate as instance
+        attributes, as the metrics' counting versions are, so that a registry with one version per tool pays nothing."""
+        self._view = view
+        metrics = self.metrics
+        if metrics.enabled or metrics.level is not None:
+            instrument(
+                self, metrics, lambda _r, *a, **k: view.validate(*a, **k), lambda _r, *a, **k: view.try_validate(*a, **k)
+            )
+        else:
+            self.validate = view.validate  # type: ignore[method-assign]
+            self.try_validate = view.try_validate  # type: ignore[method-assign]
+
+    def get(self, name: str, version: str | None = None) -> ToolInfo:  # type: ignore[override]
+        """The tool named ``name`` (any case when the exact spelling misses): its latest version, or ``version``.
+        UnknownToolError (TSR-001) for a name, or a version of it, not registered."""
+        view = self._view
+        info = _core.ToolRegistry.get(self if view is None else view, name)
+        if version is None:
+            return info
+        found = self._versions.get(info.name, {}).get(version)
+        if found is None:
+            listed = ", ".join(self.versions(info.name))
+            raise UnknownToolError(
+                Code.UNKNOWN_TOOL, f"Tool '{info.name}' has no version {version} (versions: {listed})", name
+            )
+        return found
+
+    def versions(self, name: str) -> tuple[str, ...]:
+        """Every version of the tool registered, oldest to latest (semver order)."""
+        info = self.get(name)
+        return tuple(sorted(self._versions.get(info.name, {info.version: info}), key=semver_key))
+
+    def tools(self, category: str | None = None) -> tuple[ToolInfo, ...]:  # type: ignore[override]
+        """Every tool (or those of ``category``) at its latest version, by category then name."""
+        view = self._view
+        return _core.ToolRegistry.tools(self if view is None else view, category)
+
+    def schema_hint(self, name: str) -> str:
+        """One line telling a model what the tool (its latest version) expects."""
+        view = self._view
+        return _core.ToolRegistry.schema_hint(self if view is None else view, name)
 
     def register_function(
         self, fn: Callable[..., Any], *, name: str | None = None, version: str = "1.0.0", category: str | None = None
