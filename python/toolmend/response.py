@@ -116,8 +116,9 @@ def check_call(
 
 
 def _log(result: ParseResult, registry: Any, correlation_id: str | None, seconds: float) -> None:
-    if not _call_log.logger.isEnabledFor(logging.WARNING):
-        return  # no record written: no correlation id made
+    logger = _call_log.logger
+    if not (result.errors and logger.isEnabledFor(logging.WARNING)) and not (result.calls and logger.isEnabledFor(logging.INFO)):
+        return  # no record to write: no correlation id made (the common case: calls taken, INFO off)
     correlation = correlation_id or current_correlation_id.get() or _call_log.new_correlation_id()
     metrics = getattr(registry, "metrics", None)
     actual = bool(getattr(metrics, "include_actual_values", False))
