@@ -131,9 +131,16 @@ def test_scenarios_3_and_7_retry_then_exhaustion_then_debug_and_stats(project: P
     (retried,) = [cid for cid, attempts in chats.items() if len(attempts) == 3]
     assert [a["delay_ms"] for a in chats[retried]] == [100.0, 200.0, 0.0]  # the seed's spacing
     assert main(["debug", "tool-call", "--correlation-id", retried]) == 0
-    shown = dict(line.split(":", 1) for line in capsys.readouterr().out.splitlines()[1:8])
+    out = capsys.readouterr().out
+    shown = dict(line.split(":", 1) for line in out.splitlines()[1:8])
     assert shown["Parse Result"].strip() == "SUCCESS" and shown["Retry Count"].strip() == "2"
     assert shown["Error Codes"].strip() == "TSR-003, TSR-003"
+    # Each attempt's calls by name and id (the seed's Tool Name, Call ID), never their arguments.
+    calls = [line.strip() for line in out.splitlines() if line.startswith("     ")]
+    assert [re.sub(r"\(call_[0-9a-f]+\)", "(ID)", line) for line in calls] == [
+        "delete_file (-)  FAILED TSR-003", "delete_file (-)  FAILED TSR-003", "delete_file (ID)  PASSED",
+    ]
+    assert "/tmp/toolmend-smoke.txt" not in out
     # Scenario 7: `config set ... max_retries 2`, `acode test retry-scenario --always-fail`
     config_set(project, "model.providers.ollama.tool_call.max_retries", 2)
     with ScriptedOllama(smoke_script(*[WHOLE.calls(DELETE_BAD)] * 3)) as server:

@@ -158,6 +158,17 @@ class Outcomes:
                     "completion_tokens": attempt.usage.completion_tokens,
                     # Kinds and counts of the repairs on this attempt's calls that passed (never values).
                     "repairs": _repair_kinds(reply.assembly.calls),
+                    # Each call's name, id and repairs, each failure's name, id, code and position: the safe
+                    # metadata the seed logs at INFO, for `toolmend debug tool-call` (never argument values).
+                    "calls": [
+                        {"tool_name": c.name, "tool_call_id": c.id, "repairs": [r.kind for r in c.repairs]}
+                        for c in reply.assembly.calls[:_call_log.MAX_RECORDS]
+                    ],
+                    "failed": [
+                        {"tool_name": e.tool_name, "tool_call_id": getattr(e, "id", None) or reply.assembly.ids.get(e.index),
+                         "code": e.code, "position": e.position}
+                        for e in reply.assembly.errors[:_call_log.MAX_RECORDS]
+                    ],
                 }
             )
 
