@@ -229,3 +229,24 @@ def test_actual_values_are_added_at_debug_only_with_include_actual_values(includ
     assert [r.levelno for r in shown] == ([logging.DEBUG] if include else [])
     if include:
         assert shown[0].getMessage() == f'Actual values of limit: /n TSR-005 got "{SECRET}"'
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"path": "' + SECRET + '" "x": }',  # not JSON, even repaired
+        {"path": SECRET, "extra": SECRET},  # a property the strict schema refuses
+        {"path": [SECRET]},  # a type mismatch
+        '{"path": "' + SECRET * 100 + '"}',  # over the size limit
+    ],
+    ids=["unparseable", "extra", "type", "size"],
+)
+def test_no_argument_value_reaches_a_record_above_debug(arguments: Any, caplog: pytest.LogCaptureFixture) -> None:
+    wire = Wire("ollama", False)
+    call = {"name": "read_file", "arguments": arguments, "id": "call_s"}
+    with caplog.at_level(logging.DEBUG, logger="toolmend"):
+        chat(wire, [wire.calls(call)] * 2, RetryConfig(max_retries=1, retry_delay_ms=0, max_size=1024, enable_auto_repair=False))
+        toolmend.parse_response(ollama_reply(call), read_file_registry(), max_size=1024, repair=False)
+    assert len(records(caplog, logging.WARNING)) == 2  # the chat's given-up call and the reply read alone
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO and SECRET in r.getMessage()]
+    assert not [r for r in caplog.records if r.levelno >= logging.INFO and SECRET in repr(r.__dict__)]
