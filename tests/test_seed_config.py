@@ -425,6 +425,7 @@ def test_the_seeds_tool_registry_section_loads_with_notes_not_warnings(caplog: p
         warnings.simplefilter("error")
         registry = ToolRegistry.from_file(SEED_DATA / "tool_registry.yml")
     assert [t.name for t in registry.tools()] == ["my_custom_tool"] and registry.skipped == ()
+    assert registry.strict_mode  # the seed's strict_mode: true, and its tool passes it (typed and described)
     assert all(r.levelno <= logging.INFO for r in caplog.records)
     notes = [r.getMessage() for r in caplog.records if "tool_registry." in r.getMessage()]
     assert any("pattern_timeout_ms is not needed: patterns run on a linear-time regex engine" in n for n in notes)
