@@ -124,3 +124,18 @@ def test_a_file_may_list_versions_and_the_cli_shows_them(tmp_path: Path, capsys:
     assert "Version: 1.0.0\n" in out and json.loads(out.split("Schema (JSON):\n", 1)[1]) == V1
     assert main(["tools", "list", "--tools", str(path)]) == 0
     assert "Total: 1 tools registered" in capsys.readouterr().out
+
+
+def test_versions_registered_from_many_threads_at_once_all_count() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    reg = ToolRegistry()
+    versions = [f"1.{i}.0" for i in range(40)]
+
+    def add(version: str) -> None:
+        reg.register("t", {"type": "object", "properties": {f"p{version.split('.')[1]}": {"type": "string"}}}, version=version)
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(add, versions))
+    assert reg.versions("t") == tuple(sorted(versions, key=semver_key)) and reg.get("t").version == "1.39.0"
+    assert reg.try_validate("t", {"p39": "x"}).ok and not reg.try_validate("t", {"p0": "x"}).ok

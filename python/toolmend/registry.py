@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypeVar, overload
 
@@ -86,6 +87,7 @@ class ToolRegistry(_core.ToolRegistry):
     _view: _core.ToolRegistry | None = None
     _limits: dict[str, int]
     _revision: int = 0
+    _lock: threading.Lock
 
     def __new__(
         cls,
@@ -111,6 +113,7 @@ class ToolRegistry(_core.ToolRegistry):
         registry = super().__new__(cls, strict, names=names, **limits)
         registry._runners = {}
         registry._versions = {}
+        registry._lock = threading.Lock()
         registry._limits = dict(limits)
         registry.strict_mode = strict_mode
         level = log_level(validation_failure_log_level)
@@ -177,7 +180,12 @@ class ToolRegistry(_core.ToolRegistry):
         return info
 
     def _add(self, name: str, schema: Any, **fields: Any) -> tuple[ToolInfo, bool]:
-        """Registers one version of a tool: its ToolInfo, and whether it is the tool's latest version."""
+        """Registers one version of a tool: its ToolInfo, and whether it is the tool's latest version. One
+        registration at a time: two threads adding versions at once must not each build a view missing the other's."""
+        with self._lock:
+            return self._add_locked(name, schema, **fields)
+
+    def _add_locked(self, name: str, schema: Any, **fields: Any) -> tuple[ToolInfo, bool]:
         known = self._versions.get(name)
         if known is None:  # the tool's first version: into this registry's own Rust part
             info = super().register(name, schema, **fields)
