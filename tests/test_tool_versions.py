@@ -139,3 +139,26 @@ def test_versions_registered_from_many_threads_at_once_all_count() -> None:
         list(pool.map(add, versions))
     assert reg.versions("t") == tuple(sorted(versions, key=semver_key)) and reg.get("t").version == "1.39.0"
     assert reg.try_validate("t", {"p39": "x"}).ok and not reg.try_validate("t", {"p0": "x"}).ok
+
+
+def test_the_latest_versions_are_compiled_together_once_when_next_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of many tools, each listed oldest version first, builds the registry of latest versions once."""
+    import toolmend.registry as registry_module
+
+    builds: list[int] = []
+    real = registry_module.build_view
+
+    def counted(*args: Any) -> Any:
+        builds.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(registry_module, "build_view", counted)
+    reg = ToolRegistry()
+    for i in range(50):
+        for version, schema in (("1.0.0", V1), ("2.0.0", V2)):
+            reg.register(f"tool_{i}", schema, version=version)
+    assert builds == []
+    assert {t.version for t in reg.tools()} == {"2.0.0"} and reg.try_validate("tool_7", {"paths": []}).ok
+    assert toolmend.check_call("tool_49", {"paths": ["x"]}, reg).ok and builds == [1]
+    reg.register("tool_0", V1, version="3.0.0")  # newer again: built again, once, when next used
+    assert reg.try_validate("tool_0", {"path": "a"}).ok and reg.get("tool_0").version == "3.0.0" and builds == [1, 1]

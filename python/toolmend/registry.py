@@ -81,12 +81,14 @@ class ToolRegistry(_core.ToolRegistry):
     _runners: dict[str, Runner]
 
     #: Every version registered, by tool name (toolmend.tool_versions); the Rust registry holding each tool at its
-    #: latest once this one's own Rust part no longer does (None until then); the limits the registry was made
-    #: with; and a count of definitions added (a copy of the registry knows from it when it is behind).
+    #: latest once this one's own Rust part no longer does (None until then) and whether it must be built again;
+    #: the limits the registry was made with; and a count of definitions added (a copy of the registry knows from
+    #: it when it is behind).
     _versions: dict[str, dict[str, ToolInfo]]
     _view: _core.ToolRegistry | None = None
     _limits: dict[str, int]
     _revision: int = 0
+    _stale: bool = False
     _lock: threading.Lock
 
     def __new__(
@@ -192,7 +194,7 @@ class ToolRegistry(_core.ToolRegistry):
             if info.name not in self._versions:
                 self._versions[info.name] = {info.version: info}
                 self._revision += 1
-                if self._view is not None:
+                if self._view is not None and not self._stale:
                     copy_into(self._view, info)
             return info, True
         # Checked and compiled on its own, as the Rust part cannot hold two definitions under one name.
@@ -207,28 +209,41 @@ class ToolRegistry(_core.ToolRegistry):
         newest = semver_key(info.version) > semver_key(latest(known).version)
         known[info.version] = info
         self._revision += 1
-        if newest:
-            self._use_view(build_view(self.strict, self.names, self._limits, self._versions))
+        if newest and not self._stale:
+            # The view is built when next used, not here: a file listing many tools' versions, oldest first,
+            # builds it once, not once a version.
+            self._stale = True
+            if self._counting():
+                instrument(
+                    self, self.metrics, lambda _r, *a, **k: self._checker().validate(*a, **k),
+                    lambda _r, *a, **k: self._checker().try_validate(*a, **k),
+                )
+            else:
+                self.validate = lambda *a, **k: self._checker().validate(*a, **k)  # type: ignore[method-assign]
+                self.try_validate = lambda *a, **k: self._checker().try_validate(*a, **k)  # type: ignore[method-assign]
         return info, newest
 
-    def _use_view(self, view: _core.ToolRegistry) -> None:
-        """From now on the checks go to ``view`` (every tool at its latest): validate and try_validate as instance
-        attributes, as the metrics' counting versions are, so that a registry with one version per tool pays nothing."""
-        self._view = view
-        metrics = self.metrics
-        if metrics.enabled or metrics.level is not None:
-            instrument(
-                self, metrics, lambda _r, *a, **k: view.validate(*a, **k), lambda _r, *a, **k: view.try_validate(*a, **k)
-            )
-        else:
-            self.validate = view.validate  # type: ignore[method-assign]
-            self.try_validate = view.try_validate  # type: ignore[method-assign]
+    def _counting(self) -> bool:
+        return self.metrics.enabled or self.metrics.level is not None
+
+    def _checker(self) -> _core.ToolRegistry:
+        """The Rust registry holding every tool at its latest version: this registry's own Rust part, or its view
+        (built now when a newer version came after an older one since it was last built)."""
+        if self._stale:
+            with self._lock:
+                if self._stale:
+                    view = self._view = build_view(self.strict, self.names, self._limits, self._versions)
+                    self._stale = False
+                    if not self._counting():  # straight into Rust again (the counting versions look it up)
+                        self.validate = view.validate  # type: ignore[method-assign]
+                        self.try_validate = view.try_validate  # type: ignore[method-assign]
+        view = self._view
+        return self if view is None else view
 
     def get(self, name: str, version: str | None = None) -> ToolInfo:  # type: ignore[override]
         """The tool named ``name`` (any case when the exact spelling misses): its latest version, or ``version``.
         UnknownToolError (TSR-001) for a name, or a version of it, not registered."""
-        view = self._view
-        info = _core.ToolRegistry.get(self if view is None else view, name)
+        info = _core.ToolRegistry.get(self._checker(), name)
         if version is None:
             return info
         found = self._versions.get(info.name, {}).get(version)
@@ -246,13 +261,11 @@ class ToolRegistry(_core.ToolRegistry):
 
     def tools(self, category: str | None = None) -> tuple[ToolInfo, ...]:  # type: ignore[override]
         """Every tool (or those of ``category``) at its latest version, by category then name."""
-        view = self._view
-        return _core.ToolRegistry.tools(self if view is None else view, category)
+        return _core.ToolRegistry.tools(self._checker(), category)
 
     def schema_hint(self, name: str) -> str:
         """One line telling a model what the tool (its latest version) expects."""
-        view = self._view
-        return _core.ToolRegistry.schema_hint(self if view is None else view, name)
+        return _core.ToolRegistry.schema_hint(self._checker(), name)
 
     def register_function(
         self, fn: Callable[..., Any], *, name: str | None = None, version: str = "1.0.0", category: str | None = None

@@ -4,8 +4,8 @@ listings and exports use each tool's latest, by semver order.
 The Rust registry holds one definition per name and cannot drop one. A registry's own Rust part holds the first
 version registered of each name; while that is each tool's latest (the common case: one version, or older ones
 added later), the Rust part does every check. Once a newer version comes after an older one, a second Rust
-registry (the *view*) is built with every tool at its latest, and the checks, listings and the core's readers go
-to it (``core_registry``). Older versions stay here, as ToolInfo, for ``get(name, version=...)``.
+registry (the *view*) is built, when next used, with every tool at its latest, and the checks, listings and the
+core's readers go to it (``core_registry``). Older versions stay here, as ToolInfo, for ``get(name, version=...)``.
 """
 
 from __future__ import annotations
@@ -56,5 +56,5 @@ def build_view(strict: bool, names: str, limits: Mapping[str, int], tools: Mappi
 def core_registry(registry: Any) -> Any:
     """The Rust registry the core's readers check calls against: the registry's view when it has one (a newer
     version came after an older one), else the registry itself."""
-    view = getattr(registry, "_view", None)
-    return registry if view is None else view
+    checker = getattr(registry, "_checker", None)
+    return registry if checker is None else checker()
