@@ -451,12 +451,16 @@ def test_failures_are_logged_at_the_configured_level_with_the_correlation_id(
             reg.validate("point", {"x": 2})
     finally:
         correlation_id.reset(token)
-    (record,) = [r for r in caplog.records if r.getMessage().startswith("validation failed")]
+    record, *values = [r for r in caplog.records if r.getMessage().startswith("validation failed")]
     assert record.levelno == logging.WARNING
+    # The actual values only with include_actual_values, and then in a DEBUG record of their own.
+    assert [(r.levelno, r.getMessage().rsplit(": ", 1)[1]) for r in values] == ([(logging.DEBUG, "/x got string")] if include else [])
     assert (record.correlation_id, record.tool, record.code) == ("c0ffee", "point", "TSR-004")  # type: ignore[attr-defined]
+    assert (record.tool_name, record.error_code) == ("point", "TSR-004")  # type: ignore[attr-defined]
+    assert [e["code"] for e in record.validation_errors] == ["TSR-004"]  # type: ignore[attr-defined]
     message = record.getMessage()
     assert "TSR-004 at /x expected integer" in message and "(correlation: c0ffee)" in message
-    assert ("got string" in message) is include
+    assert "got string" not in message
     assert reg.metrics()["validations"] == 0  # logging alone counts nothing
     with pytest.raises(ValueError, match="validation_failure_log_level"):
         ToolRegistry(validation_failure_log_level="LOUD")
@@ -472,5 +476,6 @@ def test_from_file_takes_the_failure_records_of_the_tool_registry_section(tmp_pa
     reg = ToolRegistry.from_file(config)
     with caplog.at_level(logging.DEBUG, logger="toolmend"):
         assert not reg.try_validate("point", {"x": "a"}).ok
-    (record,) = [r for r in caplog.records if r.getMessage().startswith("validation failed")]
-    assert record.levelno == logging.ERROR and "got string" in record.getMessage()
+    record, values = [r for r in caplog.records if r.getMessage().startswith("validation failed")]
+    assert record.levelno == logging.ERROR and "got string" not in record.getMessage()
+    assert values.levelno == logging.DEBUG and values.getMessage().endswith("actual values: /x got string")

@@ -359,15 +359,14 @@ def test_call_left_in_content_as_well_runs_once() -> None:
     assert result.text == ""
 
 
-def test_a_refused_call_returned_as_a_value_is_logged_at_debug_only(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_refused_call_returned_as_a_value_is_one_warning_record_with_its_code(caplog: pytest.LogCaptureFixture) -> None:
     body = {"message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "bad name!", "arguments": {}}}]}}
     with caplog.at_level(logging.DEBUG, logger="toolmend"):
         result = toolmend.parse_response(body)
     assert not result.ok and result.errors[0].code == "TLP-003"
-    (record,) = [r for r in caplog.records if r.getMessage().startswith("tool calls refused")]
-    assert record.levelno == logging.DEBUG
-    assert (record.code, record.codes) == ("TLP-003", ["TLP-003"])  # type: ignore[attr-defined]
-    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING and record.getMessage().startswith("Tool call failed: bad name! ")
+    assert (record.error_code, record.code, record.parse_result) == ("TLP-003", "TLP-003", "fail")  # type: ignore[attr-defined]
 
 
 def test_a_refused_call_keeps_the_id_the_reply_gave_it(registry: ToolRegistry) -> None:

@@ -36,6 +36,7 @@ READ = {"name": "read_file", "arguments": {"path": "test.txt"}}
 EXPECTED: dict[str, dict[str, Any]] = {
     "config.yml": {},  # the seed's defaults are toolmend's
     "tool_registry.yml": {},  # read by ToolRegistry.from_file
+    "tools_custom.yml": {},  # read by ToolRegistry.from_file
     "troubleshooting_01_temperature.yml": {"options": {"temperature": 0.1}},
     "troubleshooting_02_format_json.yml": {"options": {"format": "json"}},
     "troubleshooting_03_relax_strict.yml": {"strict_validation": False},
@@ -424,10 +425,105 @@ def test_the_seeds_tool_registry_section_loads_with_notes_not_warnings(caplog: p
         warnings.simplefilter("error")
         registry = ToolRegistry.from_file(SEED_DATA / "tool_registry.yml")
     assert [t.name for t in registry.tools()] == ["my_custom_tool"] and registry.skipped == ()
+    assert registry.strict_mode  # the seed's strict_mode: true, and its tool passes it (typed and described)
     assert all(r.levelno <= logging.INFO for r in caplog.records)
     notes = [r.getMessage() for r in caplog.records if "tool_registry." in r.getMessage()]
     assert any("pattern_timeout_ms is not needed: patterns run on a linear-time regex engine" in n for n in notes)
     assert any(f"max_schema_size = 102400 is over the registry's ceiling of {SCHEMA_SIZE_CEILING} bytes" in n for n in notes)
+
+
+#: Seed 002's scenario 6 (lines 3658-3677, in a PowerShell here-string there): the tools: custom_tools: layout.
+SCENARIO_6 = """\
+tools:
+  custom_tools:
+    - name: custom_greeting
+      version: 1.0.0
+      category: Custom
+      description: Generates a personalized greeting message
+      parameters:
+        type: object
+        properties:
+          name:
+            type: string
+            description: Name of the person to greet
+            maxLength: 100
+          style:
+            type: string
+            enum: [formal, casual, enthusiastic]
+            default: casual
+        required:
+          - name
+        additionalProperties: false
+"""
+
+
+def test_the_seeds_tools_layouts_register_their_tools(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolmend")
+    custom = ToolRegistry.from_file(SEED_DATA / "tools_custom.yml")
+    assert [(t.name, t.version, t.description) for t in custom.tools()] == [("my_custom_tool", "1.0.0", "A custom tool")]
+    path = tmp_path / "config.yml"
+    path.write_text(SCENARIO_6)
+    greeting = ToolRegistry.from_file(path)
+    (info,) = greeting.tools()
+    assert (info.name, info.version, info.category, info.schema["properties"]["name"]["maxLength"]) == (
+        "custom_greeting", "1.0.0", "Custom", 100
+    )
+    assert greeting.try_validate("custom_greeting", {"name": "Alice", "style": "formal"}).ok
+    assert [e.code for e in greeting.try_validate("custom_greeting", {"name": "Alice", "style": "loud"}).errors] == ["TSR-005"]
+    assert all(r.levelno <= logging.INFO for r in caplog.records)
+    # Every list a file holds is read; a tools: mapping that holds none of them is an error, not zero tools.
+    both = yaml.safe_load(SCENARIO_6)
+    both["tools"]["custom"] = yaml.safe_load((SEED_DATA / "tools_custom.yml").read_text())["tools"]["custom"]
+    both["tool_registry"] = {"custom_tools": [{"name": "third", "description": "a third", "parameters": {"type": "object"}}]}
+    path.write_text(yaml.safe_dump(both))
+    assert sorted(t.name for t in ToolRegistry.from_file(path).tools()) == ["custom_greeting", "my_custom_tool", "third"]
+    path.write_text("tools:\n  builtin:\n    - name: x\n")
+    with pytest.raises(ValueError, match="not custom or custom_tools"):
+        ToolRegistry.from_file(path)
+
+
+def test_strict_mode_true_refuses_untyped_properties_and_missing_descriptions(tmp_path: Path) -> None:
+    tools = [
+        {"name": "typed", "description": "all typed", "parameters": {"type": "object", "properties": {
+            "a": {"type": "string"}, "b": {"enum": [1, 2]}, "c": {"const": 3}, "d": {"$ref": "#/$defs/x"},
+            "e": {"anyOf": [{"type": "string"}, {"type": "null"}]}}, "$defs": {"x": {"type": "integer"}}}},
+        {"name": "loose", "description": "one untyped", "parameters": {"type": "object", "properties": {
+            "outer": {"type": "object", "properties": {"in/ner": {"description": "no type"}}}}}},
+        {"name": "half", "description": "a branch untyped", "parameters": {"type": "object", "properties": {
+            "v": {"oneOf": [{"type": "string"}, {"minimum": 1}]}}}},
+        {"name": "silent", "description": " ", "parameters": {"type": "object"}},
+    ]
+    path = tmp_path / "config.yml"
+    path.write_text(yaml.safe_dump({"tool_registry": {"strict_mode": True, "custom_tools": tools}}))
+    registry = ToolRegistry.from_file(path)
+    assert registry.strict_mode and [t.name for t in registry.tools()] == ["typed"]
+    assert [(s.name, s.code) for s in registry.skipped] == [("loose", "TSR-006"), ("half", "TSR-006"), ("silent", "TSR-006")]
+    assert "/properties/outer/properties/in~1ner declares no type" in registry.skipped[0].reason
+    assert "/properties/v declares no type" in registry.skipped[1].reason
+    assert "has no description" in registry.skipped[2].reason
+    # Off unless the file says so, and off for a registry made in code: MCP and OpenAI schemas keep registering.
+    path.write_text(yaml.safe_dump({"tool_registry": {"custom_tools": tools}}))
+    assert len(ToolRegistry.from_file(path)) == 4 and not ToolRegistry().strict_mode
+    path.write_text(yaml.safe_dump({"tool_registry": {"strict_mode": "yes", "custom_tools": tools}}))
+    with pytest.raises(ValueError, match="strict_mode"):
+        ToolRegistry.from_file(path)
+
+
+def test_strict_mode_in_code_gives_the_pointer(tmp_path: Path) -> None:
+    registry = ToolRegistry(strict_mode=True)
+    with pytest.raises(SchemaError) as refused:
+        registry.register("t", '{"type": "object", "properties": {"list": {"type": "array", "items": {"type": "object", '
+                          '"properties": {"x": true}}}}}', description="a tool")
+    assert (refused.value.code, refused.value.path) == ("TSR-006", "/properties/list/items/properties/x")
+    with pytest.raises(SchemaError) as refused:
+        registry.register("t", {"type": "object"})
+    assert (refused.value.code, refused.value.path) == ("TSR-006", "/description")
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(3000):  # deeper than Python's recursion limit: the walk uses a stack
+        deep = {"type": "object", "properties": {"k": deep}}
+    from toolmend.strict_mode import untyped_property
+
+    assert untyped_property(deep) is None
 
 
 def sized_schema(size: int) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -70,18 +71,43 @@ def address(server: ScriptedOllama) -> list[str]:
 # ---- the scenarios ---------------------------------------------------------------------------------------
 
 
+def records(err: str, kind: str) -> list[str]:
+    """The lines of the toolmend logger's records on stderr that start with ``kind``."""
+    return [line for line in err.splitlines() if line.split("] ", 1)[-1].startswith(kind)]
+
+
+def test_scenario_1_a_valid_call_from_an_ollama_reply(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`acode chat --message ... --tools read_file --log-level debug`, then `acode providers stats ollama`."""
+    audit = project / "audit.jsonl"
+    config_set(project, "model.providers.ollama.tool_call.audit_path", str(audit))
+    config_set(project, "model.providers.ollama.tool_call.log_argument_values", True)  # the seed shows the arguments
+    readme = {"name": "read_file", "arguments": {"path": "README.md"}, "id": "call_readme"}
+    argv = ["chat", "--model", "llama3.1", "--message", "Read the README.md file", "--tools", str(TOOLS), "--log-level", "debug"]
+    with ScriptedOllama([WHOLE.calls(readme)]) as server:
+        assert main([*argv, *address(server)]) == 0
+    out, err = capsys.readouterr()
+    assert "call 0 read_file [call_readme]" in out
+    (parsed,) = records(err, "Tool call parsed: read_file (call_readme) parse_result=success")
+    assert parsed.startswith("[INFO]")
+    assert records(err, "Arguments of read_file (call_readme)") == ["[DEBUG] Arguments of read_file (call_readme): {'path': 'README.md'}"]
+    assert main(["stats", str(audit), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["chats"], summary["retried"], summary["failed"]) == (1, 0, 0)
+
+
 def test_scenario_2_automatic_repair_of_a_trailing_comma(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     malformed = response(project / "malformed-response.json", {"id": "call_test", "name": "read_file", "arguments": '{"path": "test.txt",}'})
     assert main(["parse", malformed, "--log-level", "debug"]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == ["call 0 read_file [call_test] from tool_calls (repaired: trailing_comma)", '  {"path": "test.txt"}']
-    assert err.splitlines() == [
-        "[INFO] Tool call parsed: read_file (call_test) (repaired)",
-        "[DEBUG] Repair applied to read_file (call_test): trailing_comma at 19",
-    ]
+    parsed = "[INFO] Tool call parsed: read_file (call_test) parse_result=repaired repair_applied=[trailing_comma] retry_count=0"
+    info, debug = err.splitlines()
+    assert re.fullmatch(re.escape(parsed) + " correlation_id=[0-9a-f]{16}", info)
+    assert debug == "[DEBUG] Repair applied to read_file (call_test): trailing_comma at 19"
     config_set(project, "model.providers.ollama.tool_call.log_repair_details", False)
     assert main(["parse", malformed, "--log-level", "debug"]) == 0
-    assert capsys.readouterr().err.splitlines() == ["[INFO] Tool call parsed: read_file (call_test) (repaired)"]
+    (info,) = capsys.readouterr().err.splitlines()
+    assert info.startswith(parsed)
 
 
 def test_scenarios_3_and_7_retry_then_exhaustion_then_debug_and_stats(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,8 +116,14 @@ def test_scenarios_3_and_7_retry_then_exhaustion_then_debug_and_stats(project: P
     config_set(project, "model.providers.ollama.tool_call.max_retries", 3)
     # Scenario 3: `acode test retry-scenario --initial-failures 2`
     with ScriptedOllama(smoke_script(WHOLE.calls(DELETE_BAD), WHOLE.calls(DELETE_BAD), WHOLE.calls(DELETE_OK))) as server:
-        assert main(["smoke", "--model", "m", *address(server)]) == 0
-    assert "pass  model (reflection): model -> model -> ok, reflected and corrected" in capsys.readouterr().out
+        assert main(["smoke", "--model", "m", *address(server), "--log-level", "info"]) == 0
+    out, err = capsys.readouterr()
+    assert "pass  model (reflection): model -> model -> ok, reflected and corrected" in out
+    # The seed's retry log: each retry at INFO with its number, then the call taken after 2 retries.
+    retries = records(err, "Retry attempt")
+    assert [line.split(" for ")[0] for line in retries] == ["[INFO] Retry attempt 1/3", "[INFO] Retry attempt 2/3"]
+    (taken,) = records(err, "Tool call parsed: delete_file")
+    assert "parse_result=retry" in taken and "retry_count=2" in taken
     lines = [json.loads(line) for line in audit.read_text().splitlines()]
     chats: dict[str, list[dict[str, Any]]] = {}
     for line in lines:
@@ -99,9 +131,16 @@ def test_scenarios_3_and_7_retry_then_exhaustion_then_debug_and_stats(project: P
     (retried,) = [cid for cid, attempts in chats.items() if len(attempts) == 3]
     assert [a["delay_ms"] for a in chats[retried]] == [100.0, 200.0, 0.0]  # the seed's spacing
     assert main(["debug", "tool-call", "--correlation-id", retried]) == 0
-    shown = dict(line.split(":", 1) for line in capsys.readouterr().out.splitlines()[1:8])
+    out = capsys.readouterr().out
+    shown = dict(line.split(":", 1) for line in out.splitlines()[1:8])
     assert shown["Parse Result"].strip() == "SUCCESS" and shown["Retry Count"].strip() == "2"
     assert shown["Error Codes"].strip() == "TSR-003, TSR-003"
+    # Each attempt's calls by name and id (the seed's Tool Name, Call ID), never their arguments.
+    calls = [line.strip() for line in out.splitlines() if line.startswith("     ")]
+    assert [re.sub(r"\(call_[0-9a-f]+\)", "(ID)", line) for line in calls] == [
+        "delete_file (-)  FAILED TSR-003", "delete_file (-)  FAILED TSR-003", "delete_file (ID)  PASSED",
+    ]
+    assert "/tmp/toolmend-smoke.txt" not in out
     # Scenario 7: `config set ... max_retries 2`, `acode test retry-scenario --always-fail`
     config_set(project, "model.providers.ollama.tool_call.max_retries", 2)
     with ScriptedOllama(smoke_script(*[WHOLE.calls(DELETE_BAD)] * 3)) as server:
@@ -127,6 +166,54 @@ def test_debug_tool_call_says_what_it_cannot_find(project: Path, capsys: pytest.
     audit.write_text('{"correlation_id": "other", "attempt": 1, "lane": "ok"}\n')
     assert main(["debug", "tool-call", "--correlation-id", "abc-123-def", "--audit", str(audit)]) == 1
     assert "no attempt with correlation id 'abc-123-def'" in capsys.readouterr().err
+
+
+def test_scenario_4_schema_validation_failure_with_a_clear_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`acode debug parse-tool-call --input wrong-type-response.json --strict`: strict validation is the default."""
+    wrong = response(project / "wrong-type-response.json", {"id": "call_001", "name": "read_file", "arguments": '{"path": 12345}'})
+    assert main(["parse", wrong, "--tools", str(TOOLS), "--log-level", "warning"]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines()[:2] == [
+        "error: [TSR-004] call 0 (read_file): Arguments of 'read_file' do not match its schema: 1 error "
+        "(/path: Type mismatch: expected string, got integer) (provide 'path' as a string value, not an integer)",
+        "  [TSR-004] /path: Type mismatch: expected string, got integer",
+    ]
+    (failed,) = records(err, "Tool call failed: read_file")
+    assert "error_code=TSR-004" in failed and "12345" not in err  # pointers and codes, never the value
+    assert main(["parse", wrong, "--tools", str(TOOLS), "--json"]) == 1
+    (error,) = json.loads(capsys.readouterr().out)["errors"]
+    (field,) = error["validation"]
+    assert (field["path"], field["expected"], field["actual"], field["code"]) == ("/path", "string", "integer", "TSR-004")
+
+
+def test_scenario_5_multiple_calls_kept_in_order(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = [
+        {"id": "call_1", "name": "read_file", "arguments": '{"path": "a.txt"}'},
+        {"id": "call_2", "name": "read_file", "arguments": '{"path": "b.txt"}'},
+        {"id": "call_3", "name": "read_file", "arguments": '{"path": "c.txt"}'},
+        {"id": "call_4", "name": "write_file", "arguments": '{"path": "out.txt", "content": "combined"}'},
+        {"id": "call_5", "name": "execute_command", "arguments": '{"command": "ls"}'},
+    ]
+    multi = response(project / "multi-tool-response.json", *calls)
+    assert main(["parse", multi, "--log-level", "info"]) == 0
+    out, err = capsys.readouterr()
+    heads = [line for line in out.splitlines() if line.startswith("call ")]
+    assert heads == [f"call {i} {c['name']} [{c['id']}] from tool_calls" for i, c in enumerate(calls)]
+    parsed = records(err, "Tool call parsed")
+    assert [line.split(" (", 1)[1].split(")", 1)[0] for line in parsed] == [c["id"] for c in calls]
+    assert len({line.rsplit("correlation_id=", 1)[1] for line in parsed}) == 1  # one parse, one correlation id
+
+
+def test_scenario_6_a_streamed_call_accumulated(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`acode chat --message ... --tools read_file --stream --log-level debug`: fragments keyed by index."""
+    readme = {"name": "read_file", "arguments": '{"path": "README.md"}', "id": "call_stream_0"}
+    argv = ["chat", "--model", "m", "--message", "Read README.md", "--tools", str(TOOLS), "--stream", "--log-level", "debug"]
+    with ScriptedOllama([STREAMED.calls(readme)]) as server:
+        assert main([*argv, *address(server)]) == 0
+    out, err = capsys.readouterr()
+    assert '[call read_file {"path": "README.md"}]' in out and "failed" not in out
+    (parsed,) = records(err, "Tool call parsed: read_file (call_stream_0) parse_result=success")
+    assert parsed.startswith("[INFO]")
 
 
 def test_scenario_8_unknown_tool_rejected(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

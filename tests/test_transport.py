@@ -190,3 +190,18 @@ def test_a_stream_split_anywhere_is_mended_alike(step: int) -> None:
     split = mender.stream("openai", mender.registry)
     got = b"".join(split.feed(raw[i : i + step]) for i in range(0, len(raw), step)) + split.end()
     assert got == expected and b"[DONE]" in got
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_each_mended_call_is_a_seed_record(stream: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """The transport's calls are logged as a reply read alone is (toolmend._call_log): one INFO record each."""
+    call = {"name": "read_file", "arguments": BROKEN, "id": "call_a"}
+    reply = streamed(call) if stream else completion(call)
+    with caplog.at_level("INFO", logger="toolmend"), ScriptedOpenAI([reply]) as server:
+        created = _openai_sync(server).chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS, stream=stream)
+        if stream:
+            list(created)
+    (record,) = [r for r in caplog.records if hasattr(r, "parse_result")]
+    assert (record.tool_name, record.parse_result, record.repair_applied) == (  # type: ignore[attr-defined]
+        "read_file", "repaired", ["single_quotes", "single_quotes", "trailing_comma"]
+    )

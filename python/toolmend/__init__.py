@@ -27,6 +27,7 @@ from toolmend.errors import (
 )
 from toolmend.registry import FieldError, SkippedTool, ToolInfo, ToolRegistry, ToolResult, ToolRunError, ValidationResult
 from toolmend.response import TEXT_FORMATS, ParseResult, TextCalls, ToolCall, ToolCallError, check_call, parse_response
+from toolmend.content import ParsedContent, split_content
 from toolmend._core import Reasoning, StreamEvent, TextCallParser, TextWithoutCalls, ToolCallAccumulator, ToolCallDelta
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "FieldError",
     "ParseError",
     "ParseResult",
+    "ParsedContent",
     "Repair",
     "RepairError",
     "RepairResult",
@@ -95,6 +97,7 @@ __all__ = [
     "loads_many",
     "parse_response",
     "check_call",
+    "split_content",
     "reflection_messages",
     "repair",
     "repair_many",

@@ -144,12 +144,16 @@ def _tools_command(args: argparse.Namespace) -> int:
         print("toolmend: tools show needs a tool NAME", file=sys.stderr)
         return EXIT_USAGE
     try:
-        tool = registry.get(args.name)
+        tool = registry.get(args.name, version=args.tool_version)
     except UnknownToolError as e:
         print(e, file=sys.stderr)
         return EXIT_INVALID
     print(f"Tool: {tool.name}\nVersion: {tool.version}\nCategory: {tool.category or '-'}")
-    print(f"Description: {tool.description}\n{registry.schema_hint(tool.name)}\nSchema (JSON):")
+    versions = registry.versions(tool.name)
+    if len(versions) > 1:
+        print(f"Versions: {', '.join(versions)} (latest {versions[-1]})")
+    hint = registry.schema_hint(tool.name) if tool.version == versions[-1] else f"(an older version; the latest is {versions[-1]})"
+    print(f"Description: {tool.description}\n{hint}\nSchema (JSON):")
     print(json.dumps(tool.schema, indent=2))
     return EXIT_OK
 
@@ -172,7 +176,9 @@ def _validate_command(args: argparse.Namespace) -> int:
 
 
 def _parse_command(args: argparse.Namespace) -> int:
-    from toolmend.response import parse_response
+    import time
+
+    from toolmend.response import read_reply
 
     # The config's limits, repair and strictness (--config, else the file found, and TOOLMEND_*), under the flags.
     overrides = {"max_size": args.max_size} if args.max_size is not None else {}
@@ -190,10 +196,11 @@ def _parse_command(args: argparse.Namespace) -> int:
         print(f"toolmend: {e}", file=sys.stderr)
         return EXIT_USAGE
     repair_on = config.enable_auto_repair and not args.no_repair
-    result = parse_response(
+    start = time.perf_counter()
+    result = read_reply(
         body, registry, repair=repair_on, max_size=config.max_size, max_depth=config.max_depth, timeout_ms=config.timeout_ms
     )
-    _log_parsed(result, config, repair_on)
+    _log_parsed(result, config, registry, repair_on, time.perf_counter() - start)
     if args.json:
         report = {
             "ok": result.ok,
@@ -237,26 +244,18 @@ def _parse_command(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_INVALID
 
 
-def _log_parsed(result: object, config: object, repair_on: bool) -> None:
-    """The records of `toolmend parse` on the 'toolmend' logger (shown with --log-level): INFO per call taken, the
-    repairs at DEBUG (log_repair_details), argument values at DEBUG only with log_argument_values, WARNING per
-    call refused."""
-    from toolmend._log import loggable, repair_details
-    from toolmend.client.ledger import mask_secrets
+def _log_parsed(result: object, config: object, registry: object, repair_on: bool, seconds: float) -> None:
+    """The records of `toolmend parse` on the 'toolmend' logger (shown with --log-level): the seed's records of a
+    reply read alone (toolmend._call_log), under the config's log_repair_details and log_argument_values."""
+    from toolmend import _call_log
 
-    logger = logging.getLogger("toolmend")
-    for call in result.calls:  # type: ignore[attr-defined]
-        logger.info("Tool call parsed: %s (%s)%s", loggable(call.name), call.id, " (repaired)" if call.repairs else "")
-        if call.repairs and config.log_repair_details:  # type: ignore[attr-defined]
-            logger.debug("Repair applied to %s (%s): %s", loggable(call.name), call.id, repair_details(call.repairs),
-                         extra={"tool_name": call.name, "tool_call_id": call.id, "repair_applied": [r.kind for r in call.repairs]})
-        if config.log_argument_values and isinstance(call.arguments, dict):  # type: ignore[attr-defined]
-            logger.debug("Arguments of %s (%s): %s", loggable(call.name), call.id, mask_secrets(call.arguments))
-    for error in result.errors:  # type: ignore[attr-defined]
-        logger.warning(
-            "Tool call failed: %s [%s] %s%s", loggable(error.tool_name or "?"), error.code, loggable(error.message),
-            "" if repair_on else " (auto-repair disabled)",
-        )
+    metrics = getattr(registry, "metrics", None)
+    ctx = _call_log.Context(
+        _call_log.new_correlation_id(), parse_s=seconds,
+        repair_details=config.log_repair_details, argument_values=config.log_argument_values,  # type: ignore[attr-defined]
+        include_actual_values=bool(getattr(metrics, "include_actual_values", False)),
+    )
+    _call_log.result(result, ctx, "" if repair_on else " (auto-repair disabled)")
 
 
 def _chat_command(args: argparse.Namespace) -> int:
@@ -353,6 +352,7 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("action", choices=["list", "show"], help="list every tool, or show one tool's schema")
     tools.add_argument("name", nargs="?", metavar="NAME", help="the tool to show")
     tools.add_argument("--tools", required=True, metavar="FILE", help="tools file: JSON, TOML or YAML")
+    tools.add_argument("--tool-version", default=None, metavar="VERSION", help="show: this version (default: the latest)")
     tools.set_defaults(run=_tools_command)
     validate = commands.add_parser("validate", help="check arguments against a tool's schema")
     validate.add_argument("name", metavar="NAME", help="the tool whose schema checks the arguments")

@@ -11,6 +11,7 @@ import logging
 import sys
 from typing import Any, Awaitable, Callable, Iterator
 
+from toolmend._log import loggable
 from toolmend._states import Lane
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -226,7 +227,20 @@ def debug_tool_call(args: argparse.Namespace) -> int:
             + f"  {float(a.get('duration_ms') or 0):.1f} ms"
             + (f", then waited {float(a['delay_ms']):.0f} ms" if a.get("delay_ms") else "")
         )
+        for call in a.get("calls") or ():
+            kinds = call.get("repairs") or []
+            print(f"     {_shown(call.get('tool_name'))} ({_shown(call.get('tool_call_id'))})  "
+                  + ("REPAIRED " + ", ".join(map(_shown, kinds)) if kinds else "PASSED"))
+        for failed in a.get("failed") or ():
+            at = f" at {failed['position']}" if failed.get("position") is not None else ""
+            print(f"     {_shown(failed.get('tool_name'))} ({_shown(failed.get('tool_call_id'))})  "
+                  f"FAILED {_shown(failed.get('code'))}{at}")
     return EXIT_OK
+
+
+def _shown(value: Any) -> str:
+    """A value of the audit file (model text: a tool name, an id) fit for one line of the terminal."""
+    return "-" if value is None else loggable(value, 80)
 
 
 # ---- clients from the command line -------------------------------------------------------------------

@@ -341,7 +341,10 @@ _NO_EFFECT = {
     ),
 }
 #: Sections of .agent/config.yml read by other parts of toolmend (noted at DEBUG only).
-_READ_ELSEWHERE = {"tool_registry": "tool_registry is read by ToolRegistry.from_file"}
+_READ_ELSEWHERE = {
+    "tool_registry": "tool_registry is read by ToolRegistry.from_file",
+    "tools": "tools (custom, custom_tools) is read by ToolRegistry.from_file",
+}
 #: ``tool_call.streaming`` keys and the fields they set.
 _STREAMING_KEYS = {"buffer_size": "stream_buffer_size", "max_concurrent_calls": "max_concurrent_calls"}
 

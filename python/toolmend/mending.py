@@ -33,6 +33,9 @@ from toolmend._states import StreamEventKind as Kind
 from toolmend.client.reflection import reflection_messages
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
+from toolmend.tool_versions import core_registry
+from toolmend import _call_log
+from toolmend.registry_metrics import correlation_id as current_correlation_id
 
 log = logging.getLogger("toolmend")
 
@@ -192,7 +195,9 @@ class StreamMender:
     def __init__(self, mender: Mender, wire: Wire, registry: ToolRegistry | None) -> None:
         self.mender = mender
         self.wire = wire
-        self.acc: Any = ToolCallAccumulator(registry)
+        self.acc: Any = ToolCallAccumulator(core_registry(registry))
+        # The seed's records of the stream's calls (toolmend._call_log) share one correlation id, as a reply's do.
+        self.log = _call_log.Context(current_correlation_id.get() or _call_log.new_correlation_id())
         self.buffer = b""
         self.template: dict[str, Any] = {}
         self.sent_calls = 0
@@ -322,6 +327,8 @@ class StreamMender:
         return self._emit({**self.template, "message": {"role": "assistant", field: text}, "done": False})
 
     def _checked(self, result: Any) -> list[bytes]:
+        if result.calls or result.errors:
+            _call_log.result(result, self.log)
         out: list[bytes] = []
         for call in result.calls:
             if self.wire == "openai":
@@ -337,7 +344,6 @@ class StreamMender:
 
     def _mark(self, error: Any) -> bytes:
         """An invalid call, handed on as the model wrote it, marked where the stream's clients skip it."""
-        log.info("mending: a streamed call stays invalid (%s at index %s)", error.code, error.index)
         raw = error.raw_arguments if isinstance(error.raw_arguments, str) else orjson.dumps(error.raw_arguments).decode()
         name = error.tool_name or ""
         if self.wire == "openai":

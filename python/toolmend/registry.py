@@ -12,17 +12,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypeVar, overload
 
 from toolmend import _core
 from toolmend._core import FieldError, ToolInfo, ValidationResult
-from toolmend.errors import SchemaError, ToolmendError
+from toolmend.errors import SchemaError, ToolmendError, UnknownToolError
 from toolmend.registry_metrics import RegistryMetrics, instrument, log_level
 from toolmend.tool_exports import OllamaTool, anthropic_tools, ollama_tools, openai_tools
 from toolmend.tool_run import Runner, ToolResult, ToolRunError, failure, mapping_runner, model_runner
 from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_items, tool_spec
 from toolmend._states import Code
+from toolmend import strict_mode as strict_mode_rules
+from toolmend.tool_versions import build_view, copy_into, latest, semver_key
 
 __all__ = [
     "FieldError",
@@ -67,12 +70,26 @@ class ToolRegistry(_core.ToolRegistry):
     #: Tools of the last `from_file` that were left out, with why.
     skipped: tuple[SkippedTool, ...] = ()
 
+    #: The seed's strict_mode (toolmend.strict_mode): every property typed, every tool described, or TSR-006.
+    strict_mode: bool = False
+
     #: ``registry.metrics()``: validations by tool and outcome, failures by code, a latency histogram and the
     #: number of tools (a snapshot); ``registry.metrics.reset()``. Counted when made with ``metrics=True``.
     metrics: RegistryMetrics
 
     #: What runs each tool that has a function, by tool name (see ``run``).
     _runners: dict[str, Runner]
+
+    #: Every version registered, by tool name (toolmend.tool_versions); the Rust registry holding each tool at its
+    #: latest once this one's own Rust part no longer does (None until then) and whether it must be built again;
+    #: the limits the registry was made with; and a count of definitions added (a copy of the registry knows from
+    #: it when it is behind).
+    _versions: dict[str, dict[str, ToolInfo]]
+    _view: _core.ToolRegistry | None = None
+    _limits: dict[str, int]
+    _revision: int = 0
+    _stale: bool = False
+    _lock: threading.Lock
 
     def __new__(
         cls,
@@ -82,6 +99,7 @@ class ToolRegistry(_core.ToolRegistry):
         validation_failure_log_level: int | str | None = None,
         include_actual_values: bool = False,
         names: str = "default",
+        strict_mode: bool = False,
         **limits: int,
     ) -> ToolRegistry:
         """``metrics=True`` counts and times every validation (``registry.metrics()``);
@@ -90,9 +108,16 @@ class ToolRegistry(_core.ToolRegistry):
         ``include_actual_values``. Both off by default: they cost more than a small validation.
         ``names`` is the naming rule for tools: "default" (letters, digits, ``_``; 64 characters),
         "openai" (``-`` too) or "mcp" (``-`` and ``.``, 128 characters), for registering and for the
-        calls checked against the registry."""
+        calls checked against the registry. ``strict_mode`` is the seed's ``tool_registry.strict_mode``: a tool
+        is refused (TSR-006, ``path`` the pointer) unless every property of its schema declares a type (FR-023;
+        ``enum``, ``const``, ``$ref`` or typed ``anyOf``/``oneOf``/``allOf`` branches count) and it has a
+        description. Off by default: MCP and OpenAI tools often leave a property untyped."""
         registry = super().__new__(cls, strict, names=names, **limits)
         registry._runners = {}
+        registry._versions = {}
+        registry._lock = threading.Lock()
+        registry._limits = dict(limits)
+        registry.strict_mode = strict_mode
         level = log_level(validation_failure_log_level)
         registry.metrics = RegistryMetrics(registry.__len__, metrics, level, include_actual_values)
         if metrics or level is not None:
@@ -124,8 +149,11 @@ class ToolRegistry(_core.ToolRegistry):
         instance of the model when ``schema`` is a model, with the arguments as keywords when it is a JSON
         Schema.
 
-        Raises SchemaError: TSR-006 invalid definition, TSR-007 name taken by another definition,
-        TSR-008 schema that does not compile.
+        Several versions of a tool are kept (``version``, semver): ``get(name, version=...)`` gives any of them,
+        ``versions(name)`` lists them, and the checks, ``tools()``, ``get(name)`` and the exports use the latest.
+
+        Raises SchemaError: TSR-006 invalid definition (or version), TSR-007 a version of the tool registered
+        already with another definition, TSR-008 schema that does not compile.
         """
         runner: Runner | None = None
         if function is not None:
@@ -139,22 +167,105 @@ class ToolRegistry(_core.ToolRegistry):
                 description = tool_spec(schema, name=name).description
             schema = converted
         try:
-            info = super().register(
-                name,
-                schema,
-                description=description,
-                version=version,
-                category=category,
-                annotations=annotations,
+            if self.strict_mode:
+                strict_mode_rules.check(name, _schema_value(schema), description)
+            info, newest = self._add(
+                name, schema, description=description, version=version, category=category, annotations=annotations,
                 allow_truncated=allow_truncated,
             )
         except SchemaError as e:
             logger.warning("tool %r refused: %s", name, e.code)
             raise
         logger.info("registered tool %r v%s (fingerprint %s)", info.name, info.version, info.fingerprint)
-        if runner is not None:
+        if runner is not None and newest:  # run calls the latest version's function
             self._runners[info.name] = runner
         return info
+
+    def _add(self, name: str, schema: Any, **fields: Any) -> tuple[ToolInfo, bool]:
+        """Registers one version of a tool: its ToolInfo, and whether it is the tool's latest version. One
+        registration at a time: two threads adding versions at once must not each build a view missing the other's."""
+        with self._lock:
+            return self._add_locked(name, schema, **fields)
+
+    def _add_locked(self, name: str, schema: Any, **fields: Any) -> tuple[ToolInfo, bool]:
+        known = self._versions.get(name)
+        if known is None:  # the tool's first version: into this registry's own Rust part
+            info = super().register(name, schema, **fields)
+            if info.name not in self._versions:
+                self._versions[info.name] = {info.version: info}
+                self._revision += 1
+                if self._view is not None and not self._stale:
+                    copy_into(self._view, info)
+            return info, True
+        # Checked and compiled on its own, as the Rust part cannot hold two definitions under one name.
+        info = _core.ToolRegistry(self.strict, names=self.names, **self._limits).register(name, schema, **fields)
+        same = known.get(info.version)
+        if same is not None:
+            if same.fingerprint == info.fingerprint:
+                return same, same is latest(known)
+            raise SchemaError(
+                Code.DUPLICATE_TOOL, f"Tool '{name}' version {info.version} is already registered with a different definition"
+            )
+        newest = semver_key(info.version) > semver_key(latest(known).version)
+        known[info.version] = info
+        self._revision += 1
+        if newest and not self._stale:
+            # The view is built when next used, not here: a file listing many tools' versions, oldest first,
+            # builds it once, not once a version.
+            self._stale = True
+            if self._counting():
+                instrument(
+                    self, self.metrics, lambda _r, *a, **k: self._checker().validate(*a, **k),
+                    lambda _r, *a, **k: self._checker().try_validate(*a, **k),
+                )
+            else:
+                self.validate = lambda *a, **k: self._checker().validate(*a, **k)  # type: ignore[method-assign]
+                self.try_validate = lambda *a, **k: self._checker().try_validate(*a, **k)  # type: ignore[method-assign]
+        return info, newest
+
+    def _counting(self) -> bool:
+        return self.metrics.enabled or self.metrics.level is not None
+
+    def _checker(self) -> _core.ToolRegistry:
+        """The Rust registry holding every tool at its latest version: this registry's own Rust part, or its view
+        (built now when a newer version came after an older one since it was last built)."""
+        if self._stale:
+            with self._lock:
+                if self._stale:
+                    view = self._view = build_view(self.strict, self.names, self._limits, self._versions)
+                    self._stale = False
+                    if not self._counting():  # straight into Rust again (the counting versions look it up)
+                        self.validate = view.validate  # type: ignore[method-assign]
+                        self.try_validate = view.try_validate  # type: ignore[method-assign]
+        view = self._view
+        return self if view is None else view
+
+    def get(self, name: str, version: str | None = None) -> ToolInfo:  # type: ignore[override]
+        """The tool named ``name`` (any case when the exact spelling misses): its latest version, or ``version``.
+        UnknownToolError (TSR-001) for a name, or a version of it, not registered."""
+        info = _core.ToolRegistry.get(self._checker(), name)
+        if version is None:
+            return info
+        found = self._versions.get(info.name, {}).get(version)
+        if found is None:
+            listed = ", ".join(self.versions(info.name))
+            raise UnknownToolError(
+                Code.UNKNOWN_TOOL, f"Tool '{info.name}' has no version {version} (versions: {listed})", name
+            )
+        return found
+
+    def versions(self, name: str) -> tuple[str, ...]:
+        """Every version of the tool registered, oldest to latest (semver order)."""
+        info = self.get(name)
+        return tuple(sorted(self._versions.get(info.name, {info.version: info}), key=semver_key))
+
+    def tools(self, category: str | None = None) -> tuple[ToolInfo, ...]:  # type: ignore[override]
+        """Every tool (or those of ``category``) at its latest version, by category then name."""
+        return _core.ToolRegistry.tools(self._checker(), category)
+
+    def schema_hint(self, name: str) -> str:
+        """One line telling a model what the tool (its latest version) expects."""
+        return _core.ToolRegistry.schema_hint(self._checker(), name)
 
     def register_function(
         self, fn: Callable[..., Any], *, name: str | None = None, version: str = "1.0.0", category: str | None = None
@@ -328,6 +439,9 @@ class ToolRegistry(_core.ToolRegistry):
         is refused (TSR-006), never opened up. A broken tool does not stop the others: it is logged and
         listed in ``skipped``.
 
+        Seed 002's layouts are read too: ``tools.custom`` and ``tools.custom_tools`` (beside
+        ``tool_registry.custom_tools``, all of them when a file holds several). The section's ``strict_mode: true``
+        makes the registry's ``strict_mode`` (every property typed, every tool described).
         The ``tool_registry`` section's ``max_schema_size`` refuses a tool whose schema (as compact JSON) is
         larger, with TSR-006; the core refuses schemas over SCHEMA_SIZE_CEILING bytes whatever it says.
         ``pattern_timeout_ms`` is noted at INFO: patterns run on a linear-time engine, with nothing to time out.
@@ -337,6 +451,10 @@ class ToolRegistry(_core.ToolRegistry):
         section = section if isinstance(section, Mapping) else {}
         # The failure records of .agent/config.yml's tool_registry section apply to the registry it lists.
         settings = {k: section[k] for k in _LOG_SETTINGS if section.get(k) is not None}
+        mode = section.get("strict_mode", False)
+        if not isinstance(mode, bool):
+            raise ValueError(f"{os.fspath(path)}: tool_registry.strict_mode = {mode!r} is not true or false")
+        settings["strict_mode"] = mode
         max_schema_size = _schema_size_limit(section, path)
         registry = cls(strict, names=names, **settings)
         skipped: list[SkippedTool] = []
@@ -398,6 +516,16 @@ def _check_schema_size(entry: Mapping[str, Any], limit: int) -> None:
         )
 
 
+def _schema_value(schema: Any) -> Any:
+    """A schema given as JSON text, read for strict_mode's walk (the core reads it again when it compiles it)."""
+    if isinstance(schema, (str, bytes, bytearray, memoryview)):
+        try:
+            return json.loads(bytes(schema) if not isinstance(schema, str) else schema)
+        except ValueError:
+            return None  # not JSON: the core refuses it with its own error
+    return schema
+
+
 def _read_config(path: str | os.PathLike[str]) -> Any:
     suffix = os.fspath(path).rsplit(".", 1)[-1].lower()
     with open(path, "rb") as f:
@@ -417,17 +545,30 @@ def _read_config(path: str | os.PathLike[str]) -> Any:
     return json.loads(data)
 
 
+#: Where seed 002 lists a config's tools under ``tools:`` (its "Configuration-Based Tools" and its scenarios).
+_SEED_TOOL_LISTS = ("custom", "custom_tools")
+
+
 def _tool_entries(config: Any) -> Iterable[Mapping[str, Any]]:
+    lists: list[Any] = [config]
     if isinstance(config, Mapping):
         if isinstance(config.get("result"), Mapping) and "tools" in config["result"]:  # JSON-RPC tools/list
             config = config["result"]
-        if "tool_registry" in config:
-            config = config["tool_registry"].get("custom_tools", [])
-        elif "tools" in config:
-            config = config["tools"]
-        else:
-            config = [config]
-    for entry in config or []:
+        lists = []
+        section = config.get("tool_registry")
+        if isinstance(section, Mapping):
+            lists.append(section.get("custom_tools") or [])
+        tools = config.get("tools")
+        if isinstance(tools, Mapping):
+            found = [k for k in _SEED_TOOL_LISTS if k in tools]
+            if not found:  # a layout not read would register nothing, silently
+                raise ValueError(f"tools: holds {sorted(map(str, tools))}, not custom or custom_tools (the tool lists read)")
+            lists += [tools[k] or [] for k in found]
+        elif tools is not None:
+            lists.append(tools)
+        if not lists and section is None:
+            lists = [[config]]  # one tool's definition
+    for entry in (e for listed in lists for e in (listed or [])):
         if isinstance(entry, Mapping) and entry.get("type") == "function" and isinstance(entry.get("function"), Mapping):
             entry = entry["function"]
         if isinstance(entry, Mapping):

@@ -88,6 +88,8 @@ class RegistryMetrics:
             self.log(tool, errors, correlation if correlation is not None else correlation_id.get())
 
     def log(self, tool: str, errors: list[Any], correlation: str | None) -> None:
+        """The failure record at the configured level (codes, pointers, expected types); the actual values, with
+        ``include_actual_values``, in a DEBUG record of their own: a value never reaches a record above DEBUG."""
         shown = []
         for error in errors[:10]:
             path = getattr(error, "path", None)
@@ -95,16 +97,27 @@ class RegistryMetrics:
             expected = getattr(error, "expected", None)
             if expected is not None:
                 text += f" expected {loggable(expected, 80)}"
-            actual = getattr(error, "actual", None)
-            if self.include_actual_values and actual is not None:
-                text += f" got {loggable(actual, 80)}"
             shown.append(text)
+        extra = {
+            "correlation_id": correlation, "tool": tool, "tool_name": tool, "code": errors[0].code,
+            "error_code": errors[0].code, "codes": [e.code for e in errors],
+            "validation_errors": [{"pointer": getattr(e, "path", None), "code": e.code} for e in errors[:10]],
+        }
         logger.log(
             self.level,  # type: ignore[arg-type]
             "validation failed for tool %s (correlation: %s): %s",
-            loggable(tool, 64), correlation or "-", "; ".join(shown),
-            extra={"correlation_id": correlation, "tool": tool, "code": errors[0].code, "codes": [e.code for e in errors]},
+            loggable(tool, 64), correlation or "-", "; ".join(shown), extra=extra,
         )
+        if self.include_actual_values and logger.isEnabledFor(logging.DEBUG):
+            actual = [
+                f"{loggable(getattr(e, 'path', None) or '/', 80)} got {loggable(e.actual, 80)}"
+                for e in errors[:10] if getattr(e, "actual", None) is not None
+            ]
+            if actual:
+                logger.debug(
+                    "validation failed for tool %s (correlation: %s), actual values: %s",
+                    loggable(tool, 64), correlation or "-", "; ".join(actual), extra=extra,
+                )
 
 
 def instrument(registry: Any, metrics: RegistryMetrics, validate: Callable[..., Any], try_validate: Callable[..., Any]) -> None:

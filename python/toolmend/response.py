@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Collection, Mapping, Union
 
-from toolmend import _core
+from toolmend import _call_log, _core
 from toolmend._fields import from_litellm, litellm_fields
 from toolmend._core import ParseResult, ToolCall, ToolCallError
-from toolmend._log import loggable
 from toolmend._limits import DEFAULT_LIMITS, check_max_depth
 from toolmend.registry import ToolRegistry
+from toolmend.registry_metrics import correlation_id as current_correlation_id
+from toolmend.tool_versions import core_registry
 
 __all__ = ["TEXT_FORMATS", "ParseResult", "TextCalls", "ToolCall", "ToolCallError", "check_call", "parse_response"]
-
-logger = logging.getLogger("toolmend")
 
 #: A reply: text, a parsed dict, or an SDK's reply object (openai, ollama, anthropic, LangChain, LiteLLM).
 Body = Union[str, bytes, bytearray, Mapping[str, Any], Any]
@@ -40,6 +40,7 @@ def parse_response(
     max_depth: int = DEFAULT_LIMITS["max_depth"],
     timeout_ms: int = DEFAULT_LIMITS["timeout_ms"],
     allow_truncated: bool = False,
+    correlation_id: str | None = None,
 ) -> ParseResult:
     """The tool calls of a model's reply: Ollama ``/api/chat``, an OpenAI-compatible chat completion
     (every choice), the Responses API, Anthropic Messages or a LangChain message.
@@ -63,22 +64,32 @@ def parse_response(
     and, with a registry, validated against the tool's schema. A bad call becomes a
     ``ToolCallError`` with its code and does not spoil the others. Never raises for bad input;
     ``max_depth`` over ``MAX_DEPTH_CEILING`` is refused with ValueError.
+
+    Each call taken is an INFO record on the ``toolmend`` logger and each call refused a WARNING, with the
+    seed's fields (docs/client.md, "Log records") under ``correlation_id``: the one given, else
+    ``toolmend.registry_metrics.correlation_id``'s, else a fresh one.
     """
-    check_max_depth(max_depth)
+    start = time.perf_counter()
+    result = read_reply(
+        body, registry, repair=repair, text_calls=text_calls, max_size=max_size, max_depth=max_depth,
+        timeout_ms=timeout_ms, allow_truncated=allow_truncated,
+    )
+    _log(result, registry, correlation_id, time.perf_counter() - start)
+    return result
+
+
+def read_reply(body: Body, registry: ToolRegistry | None = None, **options: Any) -> ParseResult:
+    """``parse_response`` without its records: for the paths that write their own (the chats, ``toolmend parse``)."""
+    check_max_depth(options.get("max_depth", DEFAULT_LIMITS["max_depth"]))
     if from_litellm(body):
         body = litellm_fields(body)
-    result = _core.parse_response(
-        body,
-        registry,
-        repair=repair,
-        text_calls=text_calls,
-        max_size=max_size,
-        max_depth=max_depth,
-        timeout_ms=timeout_ms,
-        allow_truncated=allow_truncated,
-    )
-    _log_refusals(result)
-    return result
+    return _core.parse_response(body, core_registry(registry), **options)
+
+
+def read_call(name: Any, arguments: Any, registry: ToolRegistry | None = None, **options: Any) -> ParseResult:
+    """``check_call`` without its records."""
+    check_max_depth(options.get("max_depth", DEFAULT_LIMITS["max_depth"]))
+    return _core.check_call(name, arguments, core_registry(registry), **options)
 
 
 def check_call(
@@ -91,33 +102,27 @@ def check_call(
     max_depth: int = DEFAULT_LIMITS["max_depth"],
     timeout_ms: int = DEFAULT_LIMITS["timeout_ms"],
     allow_truncated: bool = False,
+    correlation_id: str | None = None,
 ) -> ParseResult:
     """One call given by its ``name`` and its ``arguments`` (JSON text, or an object as Ollama sends them),
     checked as ``parse_response`` checks a call of a reply: the name, the arguments parsed (repaired when
     ``repair``) within the limits and, with a registry, validated against the tool's schema. The ParseResult holds
-    the call, or its ToolCallError; ``text`` is empty. Never raises for bad input."""
-    check_max_depth(max_depth)
-    result = _core.check_call(
-        name,
-        arguments,
-        registry,
-        repair=repair,
-        max_size=max_size,
-        max_depth=max_depth,
-        timeout_ms=timeout_ms,
+    the call, or its ToolCallError; ``text`` is empty. Never raises for bad input. Its record is
+    ``parse_response``'s."""
+    start = time.perf_counter()
+    result = read_call(
+        name, arguments, registry, repair=repair, max_size=max_size, max_depth=max_depth, timeout_ms=timeout_ms,
         allow_truncated=allow_truncated,
     )
-    _log_refusals(result)
+    _log(result, registry, correlation_id, time.perf_counter() - start)
     return result
 
 
-def _log_refusals(result: ParseResult) -> None:
-    if not result.ok and logger.isEnabledFor(logging.DEBUG):
-        # DEBUG: the refusal is returned as a value, which the caller handles; a WARNING here would report
-        # every model mistake twice. Codes and tool names only, never argument values.
-        codes = [e.code for e in result.errors]
-        logger.debug(
-            "tool calls refused: %s",
-            ", ".join(f"{e.code} ({loggable(e.tool_name or '?', 64)})" for e in result.errors[:20]),
-            extra={"code": codes[0], "codes": codes, "tool_names": [e.tool_name for e in result.errors[:20]]},
-        )
+def _log(result: ParseResult, registry: Any, correlation_id: str | None, seconds: float) -> None:
+    logger = _call_log.logger
+    if not (result.errors and logger.isEnabledFor(logging.WARNING)) and not (result.calls and logger.isEnabledFor(logging.INFO)):
+        return  # no record to write: no correlation id made (the common case: calls taken, INFO off)
+    correlation = correlation_id or current_correlation_id.get() or _call_log.new_correlation_id()
+    metrics = getattr(registry, "metrics", None)
+    actual = bool(getattr(metrics, "include_actual_values", False))
+    _call_log.result(result, _call_log.Context(correlation, parse_s=seconds, include_actual_values=actual))

@@ -9,6 +9,7 @@ refuse it with TLP-010 (``parse_response`` reads the reason from the body, the a
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import Any, Mapping
 
@@ -24,7 +25,7 @@ from toolmend.client.events import (
 )
 from toolmend._states import Code
 from toolmend.errors import FailedCall
-from toolmend.response import parse_response
+from toolmend.response import read_reply
 
 #: Where the calls a reply sends in its structured field come from.
 _WIRE = frozenset({"tool_calls", "stream"})
@@ -58,6 +59,8 @@ class Assembly:
         #: Calls that had arguments events, and their views as the reply ended (see ``_view``).
         self._viewed: set[int] = set()
         self._last_views: dict[int, Any] = {}
+        #: Seconds spent in the core's reader over this reply (parsing, repair and checks; the log's parse_time_ms).
+        self.read_s = 0.0
 
     def ordered_calls(self) -> list[ToolCall]:
         """The calls in the order parse_response gives a whole reply's: the wire's by index, then those written
@@ -76,7 +79,9 @@ class Assembly:
     # ---- a reply read whole ----------------------------------------------------------------------------
 
     def whole(self, body: Any, finish_reason: str | None) -> None:
-        result = parse_response(body, self.registry, repair=self.repair, **self.limits)
+        start = time.perf_counter()
+        result = read_reply(body, self.registry, repair=self.repair, **self.limits)
+        self.read_s += time.perf_counter() - start
         self.errors = list(result.errors)
         for call in result.calls:
             self._call(call)
@@ -108,15 +113,19 @@ class Assembly:
         if self._acc is None:
             self._acc = ToolCallAccumulator(self.registry, repair=self.repair, **self.limits)
         acc = self._acc
-        out = self._events(acc.feed_data(payload))
-        return out + self._checked(acc.completed())
+        start = time.perf_counter()
+        events, completed = acc.feed_data(payload), acc.completed()
+        self.read_s += time.perf_counter() - start
+        return self._events(events) + self._checked(completed)
 
     def end(self, finish_reason: str | None) -> list[Any]:
         """The end of the reply: text held back and calls still open, checked; cut-off calls are failures."""
         if self._acc is None:
             return []
-        out = self._events(self._acc.end(finish_reason))
-        return out + self._checked(self._acc.finish(finish_reason))
+        start = time.perf_counter()
+        events, finished = self._acc.end(finish_reason), self._acc.finish(finish_reason)
+        self.read_s += time.perf_counter() - start
+        return self._events(events) + self._checked(finished)
 
     def _events(self, events: list[Any]) -> list[Any]:
         out: list[Any] = []

@@ -18,7 +18,6 @@ import httpx
 import orjson
 
 from toolmend._core import ToolCall
-from toolmend._log import loggable
 from toolmend.client import lanes
 from toolmend.client.agent import RunResult, agent_loop
 from toolmend.client.assembly import Assembly
@@ -186,6 +185,7 @@ class Engine:
                             yield item
                 assert reply is not None
                 turn.usage = turn.usage + reply.usage
+                turn.read()
                 turn.last_response = reply.response()
                 turn.finish_reason = reply.finish_reason
                 lane = outcomes.lane(turn, reply)
@@ -231,7 +231,9 @@ class Engine:
                     if kind is ToolCallFailed or (kind in _CALL_PROGRESS and event.index in asm.failed_wire):
                         continue
                     yield event
-                turn.kept = merge(turn.kept, calls)
+                merged = merge(turn.kept, calls)
+                outcomes.taken(turn, reply, merged[len(turn.kept) :])
+                turn.kept = merged
                 turn.texts.append(asm.text)
                 self.stats.failed(failures)
                 last = turn.reflections >= cfg.max_retries or outcomes.over_budget(turn)
@@ -241,17 +243,13 @@ class Engine:
                 if last:
                     for failure in failures:
                         yield ToolCallFailed(failure.index, failure)
+                    outcomes.given_up(turn, reply, failures)
                     outcomes.exhausted(turn, failures[0])
                 turn.reflections += 1
                 turn.messages += turn_reflection(
                     failures, asm, refused, self.provider, self._tools.checking(), self.config.retry_prompt_template
                 )
-                for failure in failures:
-                    outcomes.log(
-                        logging.INFO, turn, "Retry attempt %d/%d for %s (correlation: %s): model, %s, waiting %.3fs",
-                        turn.reflections, cfg.max_retries, loggable(failure.tool_name or "?"), turn.correlation_id,
-                        failure.code, delay, lane=lanes.MODEL, code=failure.code,
-                    )
+                outcomes.retrying(turn, reply, failures, delay)
                 if hooked:
                     await outcomes.announce(turn, retry=True)
                 if delay > 0:

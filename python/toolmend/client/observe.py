@@ -54,7 +54,7 @@ class Observers:
             logger.exception(
                 "hook %s raised (correlation: %s); the chat goes on", name, attempt.correlation_id,
                 extra={"correlation_id": attempt.correlation_id, "attempt": attempt.number, "lane": attempt.lane,
-                       "code": attempt.error_code, "model": attempt.model},
+                       "code": attempt.error_code, "error_code": attempt.error_code, "model": attempt.model},
             )
 
 

@@ -7,13 +7,14 @@ import logging
 import time
 from typing import Any, Callable, Mapping
 
-from toolmend._log import loggable, repair_details
+from toolmend import _call_log
+from toolmend._log import loggable
 from toolmend._states import Code, Lane, Verdict
 from toolmend.client import lanes
 from toolmend.client.breaker import CircuitBreaker
 from toolmend.client.exchange import Reply, body_text, not_a_reply
 from toolmend.client.history import Form, well_formed
-from toolmend.client.ledger import Attempt, AuditLog, Stats, mask_secrets
+from toolmend.client.ledger import Attempt, AuditLog, Stats
 from toolmend.client.observe import Observers
 from toolmend.client.reflection import rejected_request_message
 from toolmend.client.turn import Turn, merge
@@ -157,6 +158,17 @@ class Outcomes:
                     "completion_tokens": attempt.usage.completion_tokens,
                     # Kinds and counts of the repairs on this attempt's calls that passed (never values).
                     "repairs": _repair_kinds(reply.assembly.calls),
+                    # Each call's name, id and repairs, each failure's name, id, code and position: the safe
+                    # metadata the seed logs at INFO, for `toolmend debug tool-call` (never argument values).
+                    "calls": [
+                        {"tool_name": c.name, "tool_call_id": c.id, "repairs": [r.kind for r in c.repairs]}
+                        for c in reply.assembly.calls[:_call_log.MAX_RECORDS]
+                    ],
+                    "failed": [
+                        {"tool_name": e.tool_name, "tool_call_id": getattr(e, "id", None) or reply.assembly.ids.get(e.index),
+                         "code": e.code, "position": e.position}
+                        for e in reply.assembly.errors[:_call_log.MAX_RECORDS]
+                    ],
                 }
             )
 
@@ -235,6 +247,42 @@ class Outcomes:
                 usage=turn.usage,
             )
 
+    # ---- the seed's records of each call (toolmend._call_log) ---------------------------------------------
+
+    def context(self, turn: Turn, reply: Reply) -> _call_log.Context:
+        """What the records of this attempt's calls say beside each call."""
+        cfg = self.config
+        metrics = getattr(self.registry, "metrics", None)
+        return _call_log.Context(
+            turn.correlation_id, turn.reflections, reply.assembly.read_s, turn.retry_s(), turn.usage.total_tokens,
+            cfg.log_repair_details, cfg.log_argument_values, bool(getattr(metrics, "include_actual_values", False)),
+        )
+
+    def taken(self, turn: Turn, reply: Reply, calls: list[ToolCall]) -> None:
+        """INFO per call that passed in this attempt (and was not a repeat of one kept before)."""
+        if calls and logger.isEnabledFor(logging.INFO):
+            _call_log.calls_taken(calls, self.context(turn, reply))
+
+    def given_up(self, turn: Turn, reply: Reply, failures: list[Any]) -> None:
+        """WARNING per call still failing when the chat gives up on it."""
+        if logger.isEnabledFor(logging.WARNING):
+            _call_log.calls_refused(failures, self.context(turn, reply), ids=reply.assembly.ids)
+
+    def retrying(self, turn: Turn, reply: Reply, failures: list[Any], delay: float) -> None:
+        """INFO per failed call asked again (``retry_count``: this retry's number), with the seed's fields
+        (parse_result "retry")."""
+        if not logger.isEnabledFor(logging.INFO):
+            return
+        ctx = self.context(turn, reply)
+        for failure in failures[: _call_log.MAX_RECORDS]:
+            fields = _call_log.failure_fields(failure, ctx, "retry", reply.assembly.ids)
+            logger.info(
+                "Retry attempt %d/%d for %s (correlation: %s): model, %s, waiting %.3fs",
+                turn.reflections, self.config.max_retries, loggable(failure.tool_name or "?"), turn.correlation_id,
+                failure.code, delay, extra={**fields, "attempt": len(turn.attempts), "lane": lanes.MODEL, "model": turn.model},
+            )
+            _call_log.actual_values(failure, ctx, fields)
+
     def log(
         self, level: int, turn: Turn, message: str, *args: Any, lane: str | None = None, code: str | None = None,
         **fields: Any,
@@ -246,6 +294,7 @@ class Outcomes:
                 "attempt": len(turn.attempts),
                 "lane": lane,
                 "code": code,
+                "error_code": code,
                 "model": turn.model,
                 **fields,
             }
@@ -253,19 +302,10 @@ class Outcomes:
 
     def succeed(self, turn: Turn, reply: Reply, calls: list[ToolCall]) -> ChatResult:
         """The chat's result: the calls kept from earlier attempts and this one's; the circuit closes."""
-        calls = merge(turn.kept, calls)
+        merged = merge(turn.kept, calls)
+        self.taken(turn, reply, merged[len(turn.kept) :])
+        calls = merged
         text = turn.text(reply.assembly.text)
-        if self.config.log_repair_details and logger.isEnabledFor(logging.DEBUG):
-            for call in calls:
-                if call.repairs:
-                    self.log(
-                        logging.DEBUG, turn, "Repair applied to %s (%s): %s", loggable(call.name), call.id,
-                        repair_details(call.repairs), tool_name=call.name, tool_call_id=call.id,
-                        repair_applied=[r.kind for r in call.repairs],
-                    )
-        if self.config.log_argument_values and logger.isEnabledFor(logging.DEBUG):
-            for call in calls:
-                self.log(logging.DEBUG, turn, "call %s %s arguments %s", call.id, call.name, mask_secrets(call.arguments))
         self.breaker.succeeded(turn.model)
         seconds = turn.elapsed()
         self.stats.chat_ok(turn.model, calls, seconds)

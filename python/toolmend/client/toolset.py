@@ -14,7 +14,13 @@ import orjson
 
 from toolmend import _core
 from toolmend.config import RetryConfig
-from toolmend.response import ParseResult, check_call, parse_response
+from toolmend.response import ParseResult, read_call, read_reply
+from toolmend.tool_versions import core_registry
+
+
+def _revision(registry: Any) -> tuple[int, int]:
+    """Changes whenever the registry does: tools are only ever added, as tools or as versions of one."""
+    return len(registry), getattr(registry, "_revision", 0)
 
 
 class Toolset:
@@ -23,23 +29,22 @@ class Toolset:
         self.config = config
         self.limits = limits
         self._relaxed: Any = None
-        self._relaxed_size = -1
+        self._relaxed_size = (-1, 0)
         self._all: list[dict[str, Any]] = []
-        self._all_size = -1
+        self._all_size = (-1, 0)
 
     def checking(self) -> Any:
         """The registry calls are validated against (see the module's note on strict_validation)."""
         registry = self.registry
         if registry is None or self.config.strict_validation or not registry.strict:
-            return registry
-        # Tools are only ever added to a registry, so its size says whether the copy is behind.
-        if len(registry) != self._relaxed_size:
+            return core_registry(registry)
+        if _revision(registry) != self._relaxed_size:
             relaxed = _core.ToolRegistry(False, max_size=self.limits["max_size"], max_depth=self.limits["max_depth"])
             for info in registry.tools():
                 relaxed.register(
                     info.name, info.schema, description=info.description, version=info.version, category=info.category
                 )
-            self._relaxed, self._relaxed_size = relaxed, len(registry)
+            self._relaxed, self._relaxed_size = relaxed, _revision(registry)
         return self._relaxed
 
     def specs(self, tools: Iterable[str | Mapping[str, Any]] | None) -> list[dict[str, Any]]:
@@ -48,9 +53,9 @@ class Toolset:
             if self.registry is None:
                 return []
             # Every tool of the registry: built once, again only when tools were added.
-            if self._all_size != len(self.registry):
+            if self._all_size != _revision(self.registry):
                 self._all = self.specs([t.name for t in self.registry.tools()])
-                self._all_size = len(self.registry)
+                self._all_size = _revision(self.registry)
             return self._all
         names = list(tools)
         specs: list[dict[str, Any]] = []
@@ -70,7 +75,7 @@ class Toolset:
         one of the registry's tools. None when neither (or when it needs repair and repair is off)."""
         registry = self.checking()
         repair = self.config.enable_auto_repair
-        found = parse_response({"message": {"role": "assistant", "content": raw}}, registry, repair=repair, **self.limits)
+        found = read_reply({"message": {"role": "assistant", "content": raw}}, registry, repair=repair, **self.limits)
         if found.calls and found.ok:
             return found
         if registry is None:
@@ -79,7 +84,7 @@ class Toolset:
         fits = [t.name for t in registry.tools() if registry.try_validate(t.name, arguments).ok]
         if len(fits) != 1:
             return None
-        result = check_call(fits[0], raw, registry, repair=repair, **self.limits)
+        result = read_call(fits[0], raw, registry, repair=repair, **self.limits)
         return result if result.ok else None
 
     def _loose(self, raw: str) -> Any:

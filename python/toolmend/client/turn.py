@@ -43,6 +43,19 @@ class Turn:
     announced: int = 0
     finish_reason: str | None = None
     error: BaseException | None = None
+    #: Replies read, and when the first one ended (a record's retry_time_ms runs from then).
+    replies: int = 0
+    first_end: float = 0.0
+
+    def read(self) -> None:
+        """A reply has been read."""
+        self.replies += 1
+        if self.replies == 1:
+            self.first_end = time.monotonic()
+
+    def retry_s(self) -> float:
+        """Seconds since the first reply ended: the time spent in retries so far (0 on the first reply)."""
+        return time.monotonic() - self.first_end if self.replies > 1 else 0.0
 
     @property
     def number(self) -> int:
