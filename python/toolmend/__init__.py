@@ -4,7 +4,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from toolmend import _records  # noqa: F401  (the result classes' methods written in Python)
-from toolmend import _fields  # noqa: F401  (LiteLLM's objects read by their fields)
 from toolmend._core import LOADS_MAX_DEPTH, REPAIR_KINDS, __version__
 from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING
 from toolmend._repair import Repair, RepairError, RepairResult, loads, loads_many, repair, repair_many

@@ -7,9 +7,8 @@ import time
 from typing import Any, Collection, Mapping, Union
 
 from toolmend import _call_log, _core
-from toolmend._fields import from_litellm, litellm_fields
 from toolmend._core import ParseResult, ToolCall, ToolCallError
-from toolmend._limits import DEFAULT_LIMITS, check_max_depth
+from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING, check_max_depth
 from toolmend.registry import ToolRegistry
 from toolmend.registry_metrics import correlation_id as current_correlation_id
 from toolmend.tool_versions import core_registry
@@ -17,6 +16,8 @@ from toolmend.tool_versions import core_registry
 __all__ = ["TEXT_FORMATS", "ParseResult", "TextCalls", "ToolCall", "ToolCallError", "check_call", "parse_response"]
 
 #: A reply: text, a parsed dict, or an SDK's reply object (openai, ollama, anthropic, LangChain, LiteLLM).
+_clock = time.perf_counter
+
 Body = Union[str, bytes, bytearray, Mapping[str, Any], Any]
 
 #: Which calls written in the content are read: True (the "default" preset), False (none), a
@@ -69,20 +70,22 @@ def parse_response(
     seed's fields (docs/client.md, "Log records") under ``correlation_id``: the one given, else
     ``toolmend.registry_metrics.correlation_id``'s, else a fresh one.
     """
-    start = time.perf_counter()
-    result = read_reply(
-        body, registry, repair=repair, text_calls=text_calls, max_size=max_size, max_depth=max_depth,
-        timeout_ms=timeout_ms, allow_truncated=allow_truncated,
+    # The hot path of every caller: read_reply's steps inline, the record's work only when a record is due.
+    start = _clock()
+    if max_depth > MAX_DEPTH_CEILING:
+        check_max_depth(max_depth)
+    result = _core.parse_response(
+        body, registry if registry is None else core_registry(registry), repair=repair, text_calls=text_calls,
+        max_size=max_size, max_depth=max_depth, timeout_ms=timeout_ms, allow_truncated=allow_truncated,
     )
-    _log(result, registry, correlation_id, time.perf_counter() - start)
+    if result.calls or result.errors:
+        _log(result, registry, correlation_id, _clock() - start)
     return result
 
 
 def read_reply(body: Body, registry: ToolRegistry | None = None, **options: Any) -> ParseResult:
     """``parse_response`` without its records: for the paths that write their own (the chats, ``toolmend parse``)."""
     check_max_depth(options.get("max_depth", DEFAULT_LIMITS["max_depth"]))
-    if from_litellm(body):
-        body = litellm_fields(body)
     return _core.parse_response(body, core_registry(registry), **options)
 
 
@@ -109,12 +112,12 @@ def check_call(
     ``repair``) within the limits and, with a registry, validated against the tool's schema. The ParseResult holds
     the call, or its ToolCallError; ``text`` is empty. Never raises for bad input. Its record is
     ``parse_response``'s."""
-    start = time.perf_counter()
+    start = _clock()
     result = read_call(
         name, arguments, registry, repair=repair, max_size=max_size, max_depth=max_depth, timeout_ms=timeout_ms,
         allow_truncated=allow_truncated,
     )
-    _log(result, registry, correlation_id, time.perf_counter() - start)
+    _log(result, registry, correlation_id, _clock() - start)
     return result
 
 

@@ -56,5 +56,7 @@ def build_view(strict: bool, names: str, limits: Mapping[str, int], tools: Mappi
 def core_registry(registry: Any) -> Any:
     """The Rust registry the core's readers check calls against: the registry's view when it has one (a newer
     version came after an older one), else the registry itself."""
-    checker = getattr(registry, "_checker", None)
-    return registry if checker is None else checker()
+    # Most registries hold one version a tool and have no view: two attribute reads, no call.
+    if getattr(registry, "_view", None) is None and not getattr(registry, "_stale", False):
+        return registry
+    return registry._checker()

@@ -206,7 +206,8 @@ impl<'py> Parser for PyParser<'py> {
 
 /// A value as the wire shapes read it: JSON-like values as they are; an SDK's object (a
 /// pydantic model: openai, ollama, anthropic, LangChain) as the dict of its fields, which it
-/// holds already (no copy, nothing dumped); any other mapping as a dict of its items.
+/// holds already (no copy, nothing dumped), joined by its extra fields where it has some
+/// (LiteLLM files most of its fields there); any other mapping as a dict of its items.
 pub(crate) fn plain(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
     // What wires carry, tested by exact type first (a pointer comparison each).
     if value.is_none()
@@ -233,8 +234,8 @@ pub(crate) fn plain(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
         .unwrap_or(false)
     {
         if let Ok(fields) = value.getattr(intern!(py, "__dict__")) {
-            if fields.is_instance_of::<PyDict>() {
-                return fields;
+            if let Ok(fields) = fields.cast_into::<PyDict>() {
+                return with_extra_fields(&value, fields).into_any();
             }
         }
     }
@@ -246,6 +247,25 @@ pub(crate) fn plain(value: Bound<'_, PyAny>) -> Bound<'_, PyAny> {
         }
     }
     value
+}
+
+/// A pydantic object's fields and its extra fields as one dict: the object's own dict when it
+/// has no extra ones, else a new dict (the caller's object is never changed).
+fn with_extra_fields<'py>(
+    value: &Bound<'py, PyAny>,
+    fields: Bound<'py, PyDict>,
+) -> Bound<'py, PyDict> {
+    let extra = value.getattr(intern!(value.py(), "__pydantic_extra__"));
+    let Ok(extra) = extra.as_ref().map(|e| e.cast::<PyDict>()) else {
+        return fields;
+    };
+    match extra {
+        Ok(extra) if !extra.is_empty() => match fields.copy() {
+            Ok(joined) if joined.update(extra.as_mapping()).is_ok() => joined,
+            _ => fields,
+        },
+        _ => fields,
+    }
 }
 
 /// A reply body as read: a dict (or an SDK's reply object) as it is, a body orjson reads as

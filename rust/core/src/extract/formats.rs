@@ -341,23 +341,31 @@ impl Formats {
     /// "default" (also ```` ```json ```` fences, and calls in prose when they are the whole
     /// reply or a registry knows the name) or "lenient" (also any call-shaped JSON in prose).
     pub fn preset(name: &str) -> Option<Formats> {
-        let all = Self::names()
-            .iter()
-            .filter_map(|n| Self::bit(n))
-            .fold(0, |a, b| a | b);
-        let without = |names: &[&str]| {
-            names
+        // Worked out once: every reading takes a preset (the default one by default).
+        static PRESETS: OnceLock<[Formats; 3]> = OnceLock::new();
+        let [strict, default, lenient] = *PRESETS.get_or_init(|| {
+            let all = Self::names()
                 .iter()
                 .filter_map(|n| Self::bit(n))
-                .fold(all, |a, b| a & !b)
-        };
-        let taken = match name {
-            "strict" => without(&["fenced_json", BARE_JSON, PYTHONIC, ANY_JSON]),
-            "default" => without(&[ANY_JSON]),
-            "lenient" => all,
-            _ => return None,
-        };
-        Some(Formats { taken })
+                .fold(0, |a, b| a | b);
+            let without = |names: &[&str]| Formats {
+                taken: names
+                    .iter()
+                    .filter_map(|n| Self::bit(n))
+                    .fold(all, |a, b| a & !b),
+            };
+            [
+                without(&["fenced_json", BARE_JSON, PYTHONIC, ANY_JSON]),
+                without(&[ANY_JSON]),
+                Formats { taken: all },
+            ]
+        });
+        match name {
+            "strict" => Some(strict),
+            "default" => Some(default),
+            "lenient" => Some(lenient),
+            _ => None,
+        }
     }
 
     /// The set of these names; Err names the first that is no format.
