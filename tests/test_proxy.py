@@ -80,3 +80,83 @@ def test_the_proxy_mends_for_any_client_by_its_base_url(upstream: ScriptedOllama
     # What the upstream was sent is what the clients sent.
     assert [r["path"] for r in upstream.requests] == ["/v1/chat/completions", "/v1/chat/completions", "/v1/embeddings", "/api/chat"]
     assert upstream.requests[0]["json"]["tools"] == TOOLS
+
+
+def test_an_unreachable_upstream_is_a_502_and_the_proxy_stays_up() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]  # bound, never listening: connections are refused
+        with Served(f"http://127.0.0.1:{closed}") as url, httpx.Client(base_url=url) as http:
+            reply = http.post("/v1/chat/completions", json={"model": "m", "messages": MESSAGES, "tools": TOOLS})
+            assert reply.status_code == 502 and reply.json()["error"]["type"] == "upstream_error"
+            assert http.get("/toolmend/health").json() == {"ok": True}
+
+
+class ChunkedUpstream:
+    """An upstream in Starlette + uvicorn, whose streams come chunked (the scripted servers close-frame theirs)."""
+
+    def __init__(self) -> None:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import Response, StreamingResponse
+        from starlette.routing import Route
+        from openai_server import sse_lines
+
+        async def chat(request: Request) -> Response:
+            lines = sse_lines({"name": "read_file", "arguments": "{'path': 'd.txt',}", "id": "call_d"}, text=["Reading ", "d."])
+
+            async def pieces() -> Any:
+                for line in lines:
+                    yield line
+
+            return StreamingResponse(pieces(), media_type="text/event-stream")
+
+        async def generate(request: Request) -> Response:
+            async def pieces() -> Any:
+                for i in range(50):
+                    yield json.dumps({"response": f"w{i} ", "done": i == 49}).encode() + b"\n"
+
+            return StreamingResponse(pieces(), media_type="application/x-ndjson")
+
+        app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/api/generate", generate, methods=["POST"])])
+        self.port = _free_port()
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        for _ in range(500):  # bounded: up to 5 s to start
+            if self.server.started:
+                break
+            time.sleep(0.01)
+        assert self.server.started
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=5)
+
+
+def test_chunked_upstream_streams_are_mended_or_passed_through_whole() -> None:
+    with ChunkedUpstream() as upstream, Served(upstream) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="x", max_retries=0)
+        for _ in range(3):  # on connections kept alive between streams
+            chunks = list(client.chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS, stream=True))
+            calls = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or []]
+            assert [(tc.id, json.loads(tc.function.arguments)) for tc in calls] == [("call_d", {"path": "d.txt"})]
+            assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Reading d."
+        with httpx.Client(base_url=url) as http:
+            lines = http.post("/api/generate", json={"model": "m", "prompt": "x"}).content.splitlines()
+        assert [json.loads(line)["response"] for line in lines] == [f"w{i} " for i in range(50)]
+
+
+def test_a_client_gone_midstream_stops_the_upstream_stream() -> None:
+    lines = [{"model": "m", "message": {"role": "assistant", "content": f"w{i} "}, "done": False} for i in range(100)]
+    with ScriptedOllama([Reply(lines=lines, line_delay_s=0.05)]) as server, Served(server.url) as url:
+        started = time.monotonic()
+        with httpx.Client(base_url=url) as http, http.stream("POST", "/api/chat", json={"model": "m", "messages": MESSAGES}) as reply:
+            first = next(reply.iter_lines())
+        assert json.loads(first)["message"]["content"] == "w0 "
+        # The upstream would stream for 5 s; its connection is cut as soon as the client's is.
+        assert server.connections_after_close(timeout_s=3.0) == 0
+        assert time.monotonic() - started < 4.0
