@@ -4,7 +4,10 @@ httpx as its clients: chat replies come back mended, everything else passes thro
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from typing import Any, Iterator
@@ -160,3 +163,60 @@ def test_a_client_gone_midstream_stops_the_upstream_stream() -> None:
         # The upstream would stream for 5 s; its connection is cut as soon as the client's is.
         assert server.connections_after_close(timeout_s=3.0) == 0
         assert time.monotonic() - started < 4.0
+
+
+def _workers(pid: int) -> list[int]:
+    """The worker processes uvicorn spawned under ``pid`` (not multiprocessing's resource tracker)."""
+    found = []
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            children = [int(p) for p in f.read().split()]
+        for child in children:
+            with open(f"/proc/{child}/cmdline", "rb") as f:
+                if b"spawn_main" in f.read():
+                    found.append(child)
+    except OSError:
+        pass
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker processes are counted through /proc")
+def test_the_command_serves_with_several_workers_and_a_tools_file(tmp_path: Any) -> None:
+    tools = tmp_path / "tools.json"
+    strict = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "additionalProperties": False}
+    tools.write_text(json.dumps([{"name": "read_file", "description": "Read", "parameters": strict}]))
+    script = [completion({"name": "read_file", "arguments": "{'path': 'a.txt',}"}), completion({"name": "read_file", "arguments": {"file": "a.txt"}})]
+    port = _free_port()
+    with ScriptedOpenAI(script) as upstream:
+        command = [sys.executable, "-c", "import sys; from toolmend.cli import main; sys.exit(main(sys.argv[1:]))"]
+        options = ["proxy", "--upstream", upstream.url, "--port", str(port), "--workers", "2", "--tools", str(tools)]
+        server = subprocess.Popen(command + options, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            with httpx.Client(base_url=url) as http:
+                for _ in range(300):  # bounded: up to 15 s for the workers to start
+                    try:
+                        if http.get("/toolmend/health").json() == {"ok": True} and len(_workers(server.pid)) >= 2:
+                            break
+                    except httpx.TransportError:
+                        pass
+                    time.sleep(0.05)
+                assert len(_workers(server.pid)) == 2
+                # No tools in the requests: the file's schemas check the calls.
+                mended = http.post("/v1/chat/completions", json={"model": "m", "messages": MESSAGES})
+                assert json.loads(mended.json()["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]) == {"path": "a.txt"}
+                invalid = http.post("/v1/chat/completions", json={"model": "m", "messages": MESSAGES})
+                assert invalid.headers["x-toolmend-errors"].startswith("TSR-")
+        finally:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=5)
+
+
+def test_the_command_refuses_no_workers() -> None:
+    with pytest.raises(SystemExit) as stop:
+        proxy.main(["proxy", "--upstream", "http://127.0.0.1:1", "--workers", "0"])
+    assert stop.value.code == 2
