@@ -156,3 +156,13 @@ def test_a_stream_split_anywhere_is_mended_alike(step: int) -> None:
     split = mender.stream("openai", mender.registry)
     got = b"".join(split.feed(raw[i : i + step]) for i in range(0, len(raw), step)) + split.end()
     assert got == expected and b"[DONE]" in got
+
+
+def test_a_request_s_tools_are_read_from_its_bytes_once_per_distinct_list() -> None:
+    mender = toolmend.mending.Mender()
+    raw = json.dumps(TOOLS).encode()
+    first = mender._registry_for_raw(raw)
+    assert first is not None and mender._registry_for_raw(raw) is first and len(mender._cache) == 1
+    assert mender._registry_for_raw(b"") is None and mender._registry_for_raw(b"null") is None
+    # A list the registry refuses is cached as no registry: calls are then mended but not validated.
+    assert mender._registry_for_raw(b'[{"type": "function", "function": {}}]') is None and len(mender._cache) == 2

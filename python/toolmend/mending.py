@@ -26,6 +26,7 @@ from collections import OrderedDict
 from typing import Any, AsyncIterator, Generator, Iterator, Literal
 
 import httpx
+import msgspec
 import orjson
 
 from toolmend._core import ToolCallAccumulator
@@ -53,6 +54,17 @@ def wire_of(path: str) -> Wire | None:
     return None
 
 
+class _Asked(msgspec.Struct):
+    """What the mending needs of a chat request: its ``tools`` and ``stream``, as their raw JSON (absent: empty).
+    The messages, most of a request's bytes, are skipped, not built into Python objects."""
+
+    tools: msgspec.Raw = msgspec.Raw(b"")
+    stream: msgspec.Raw = msgspec.Raw(b"")
+
+
+_ASKED = msgspec.json.Decoder(_Asked)
+
+
 class Mender:
     """What the transports and the proxy share: the registry for a request, a whole reply mended, a stream
     mended piece by piece. Stateless between requests but for the cache of compiled tool lists, so replicas
@@ -78,16 +90,29 @@ class Mender:
         tools = request.get("tools") if isinstance(request, dict) else None
         if not tools:
             return None
-        key = orjson.dumps(tools, option=orjson.OPT_SORT_KEYS)
+        return self._cached(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS), tools)
+
+    def _registry_for_raw(self, tools: bytes) -> ToolRegistry | None:
+        """``registry_for`` for the raw JSON of a request's ``tools`` (absent: empty), cached by those bytes as
+        they came: the list is read only when it is new."""
+        if self.registry is not None:
+            return self.registry
+        if not tools or tools in (b"null", b"[]"):
+            return None
+        return self._cached(tools, None)
+
+    def _cached(self, key: bytes, tools: Any) -> ToolRegistry | None:
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
+        registry: ToolRegistry | None = None
         try:
-            registry: ToolRegistry | None = ToolRegistry.from_tools(tools, strict=False)
+            tools = orjson.loads(key) if tools is None else tools
+            if tools:
+                registry = ToolRegistry.from_tools(tools, strict=False)
         except Exception as e:  # a tool list the registry refuses: calls are still mended, not validated
             log.info("mending: the request's tools were not compiled (%s)", type(e).__name__)
-            registry = None
         with self._lock:
             self._cache[key] = registry
             while len(self._cache) > self._cache_size:
@@ -188,22 +213,27 @@ class Mender:
         wire = wire_of(path)
         if wire is None or method != "POST":
             return ("pass", (yield ("send", None)))
+        body = yield ("body", None)
         try:
-            asked = orjson.loads((yield ("body", None)))
-        except orjson.JSONDecodeError:
+            asked: _Asked | None = _ASKED.decode(body)
+        except msgspec.ValidationError:  # JSON, but no object: no tools, and the stream as the wire's default
+            asked = None
+        except msgspec.DecodeError:
             return ("pass", (yield ("send", None)))
-        registry = self.registry_for(asked)
+        registry = self._registry_for_raw(bytes(asked.tools)) if asked is not None else self.registry
+        stream = bytes(asked.stream) if asked is not None else b""
         response = yield ("send", None)
         if response.status_code != 200:
             return ("pass", response)
-        if self.streams(wire, asked):
+        if bool(orjson.loads(stream)) if stream else wire == "ollama":
             return ("stream", response, self.stream(wire, registry))
+        request = orjson.loads(body) if self.reflect and asked is not None else None  # only a reflection needs it all
         for attempt in range(self.reflect + 1):
             reply = yield ("read", response)
             mended, errors = self.whole(wire, reply, registry)
-            if not errors or attempt == self.reflect:
+            if not errors or attempt == self.reflect or request is None:
                 break
-            response = yield ("send", self.reflected_request(wire, asked, reply, errors, registry))
+            response = yield ("send", self.reflected_request(wire, request, reply, errors, registry))
             if response.status_code != 200:
                 return ("pass", response)
         marks = {ERRORS_HEADER: _error_header(errors)} if errors else {MENDED_HEADER: "1"} if mended != reply else {}
