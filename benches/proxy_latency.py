@@ -3,7 +3,8 @@
 Three kinds of process on loopback, each as cheap as it can be so that what is measured is the proxy:
 
 - an OpenAI-compatible upstream written on raw asyncio (uvloop where installed): a whole reply at once (or, for
-  the "model-paced" row, after 50-150 ms, as a fast model would), or a stream of 40 text chunks paced 1 ms
+  the "model-paced" row, after the 50-150 ms each request asks for, as a fast model would: the same seeded draws
+  on both paths, each taken off its request's time), or a stream of 40 text chunks paced 1 ms
   apart, each stamped with the system's monotonic clock, then a call;
 - the proxy, started as users start it: `toolmend proxy --upstream URL --workers N`;
 - this script as the clients, on raw asyncio too (keep-alive HTTP/1.1 connections, one per concurrent client).
@@ -83,8 +84,8 @@ class _Upstream(asyncio.Protocol):
             asked = json.loads(body)
             if asked.get("stream"):
                 asyncio.get_running_loop().create_task(self.stream())
-            elif asked.get("paced"):
-                asyncio.get_running_loop().call_later(random.uniform(0.05, 0.15), self.whole)
+            elif asked.get("paced_ms"):
+                asyncio.get_running_loop().call_later(asked["paced_ms"] / 1e3, self.whole)
             else:
                 self.whole()
 
@@ -148,10 +149,17 @@ class _Client:
         return int(raw[9:12]), chunked, length
 
     async def whole(self, body: bytes) -> float:
-        """One whole reply's time, in ms."""
+        """One whole reply's time, in ms (on a new connection if the server had closed this one, as pools do)."""
         started = time.perf_counter_ns()
         self.send(body)
-        status, chunked, length = await self.head()
+        try:
+            status, chunked, length = await self.head()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.close()
+            await self.open()
+            started = time.perf_counter_ns()
+            self.send(body)
+            status, chunked, length = await self.head()
         if chunked:
             async for _ in self.pieces():
                 pass
@@ -230,41 +238,48 @@ async def _wait(port: int) -> None:
     raise SystemExit(f"port {port} did not answer")
 
 
-async def _closed_loop(port: int, body: bytes, n: int, concurrency: int) -> list[float]:
-    clients = [await _Client(port).open() for _ in range(concurrency)]
+async def _closed_loop(clients: list[_Client], body: dict[str, Any], n: int, paced: bool) -> list[float]:
+    """Each reply's time (ms) from the clients sending ``n`` requests in all; when ``paced``, each request asks
+    the upstream to wait 50-150 ms (the same seeded draws on both paths) and that wait is taken off its time, so
+    that only what the path adds is left."""
+    concurrency = len(clients)
     times: list[float] = []
+    plain = json.dumps(body).encode()
 
-    async def one(client: _Client) -> None:
+    async def one(client: _Client, draws: random.Random) -> None:
         for _ in range(n // concurrency):
-            times.append(await client.whole(body))
+            wait = draws.uniform(50, 150) if paced else 0.0
+            times.append(await client.whole(json.dumps({**body, "paced_ms": wait}).encode() if paced else plain) - wait)
 
-    await asyncio.gather(*(one(c) for c in clients))
-    for c in clients:
-        c.close()
+    await asyncio.gather(*(one(c, random.Random(i)) for i, c in enumerate(clients)))
     return times
 
 
 async def _whole_rows(up: int, via: int, proxy_pid: int, requests: int) -> list[tuple[str, float, float, float, float]]:
     """Each row: its label, direct and proxied at its quantile, the proxy's CPU per reply, the added p50."""
-    plain = json.dumps({"model": "m", "messages": [{"role": "user", "content": "read"}], "tools": TOOLS}).encode()
-    paced = json.dumps({"model": "m", "messages": [{"role": "user", "content": "read"}], "tools": TOOLS, "paced": True}).encode()
+    body = {"model": "m", "messages": [{"role": "user", "content": "read"}], "tools": TOOLS}
     rows = []
-    for label, body, concurrency, q, n in (
-        ("one at a time, p50", plain, 1, 0.5, requests),
-        ("50 at once, p99", plain, 50, 0.99, requests * 2),
-        ("50 at once, model-paced, p99", paced, 50, 0.99, 1000),
+    for label, paced, concurrency, q, n in (
+        ("one at a time, p50", False, 1, 0.5, requests),
+        ("50 at once, p99", False, 50, 0.99, requests * 2),
+        ("50 at once, model-paced, p99", True, 50, 0.99, 1000),
     ):
-        await _closed_loop(via, body, min(n, 500), concurrency)  # warm both paths
-        await _closed_loop(up, body, min(n, 500), concurrency)
+        # Each path's connections are opened once for the row and kept (as an SDK's pool keeps them).
+        to_via = [await _Client(via).open() for _ in range(concurrency)]
+        to_up = [await _Client(up).open() for _ in range(concurrency)]
+        await _closed_loop(to_via, body, min(n, 500), paced)  # warm both paths
+        await _closed_loop(to_up, body, min(n, 500), paced)
         direct: list[float] = []
         proxied: list[float] = []
         cpu = 0.0
         rounds = 10
         for _ in range(rounds):
-            direct += await _closed_loop(up, body, n // rounds, concurrency)
+            direct += await _closed_loop(to_up, body, n // rounds, paced)
             before = _cpu_s(proxy_pid)
-            proxied += await _closed_loop(via, body, n // rounds, concurrency)
+            proxied += await _closed_loop(to_via, body, n // rounds, paced)
             cpu += _cpu_s(proxy_pid) - before
+        for c in to_via + to_up:
+            c.close()
         rows.append((label, _pct(direct, q), _pct(proxied, q), cpu / len(proxied) * 1e6, _pct(proxied, 0.5) - _pct(direct, 0.5)))
     return rows
 
@@ -273,7 +288,8 @@ async def main(requests: int, workers: int) -> None:
     up, via = _port(), _port()
     upstream = subprocess.Popen([sys.executable, __file__, "--serve-upstream", str(up)])
     command = [sys.executable, "-c", "import sys; from toolmend.cli import main; sys.exit(main(sys.argv[1:]))"]
-    proxy = subprocess.Popen(command + ["proxy", "--upstream", f"http://127.0.0.1:{up}", "--port", str(via), "--workers", str(workers)])
+    options = ["proxy", "--upstream", f"http://127.0.0.1:{up}", "--port", str(via)] + (["--workers", str(workers)] if workers != 1 else [])
+    proxy = subprocess.Popen(command + options)
     try:
         await _wait(up)
         await _wait(via)
@@ -303,13 +319,15 @@ async def main(requests: int, workers: int) -> None:
         print(f"  direct     {_pct(direct_d, 0.5):.3f} / {_pct(direct_d, 0.99):.3f}")
         print(f"  via proxy  {_pct(proxied_d, 0.5):.3f} / {_pct(proxied_d, 0.99):.3f}  (added p50 {_pct(proxied_d, 0.5) - _pct(direct_d, 0.5):.3f}, p99 {_pct(proxied_d, 0.99) - _pct(direct_d, 0.99):.3f})")
         clients = [await _Client(via).open() for _ in range(500)]
-        many = await asyncio.gather(*(c.stream(body) for c in clients))
+        outcomes = await asyncio.gather(*(c.stream(body) for c in clients), return_exceptions=True)
         for c in clients:
             c.close()
-        lost_chunks = sum(CHUNKS - c for _, c, _ in many)
-        lost_calls = sum(1 - k for _, _, k in many)
-        print(f"500 concurrent streams via proxy: {sum(c for _, c, _ in many)} chunks, {sum(k for _, _, k in many)} calls; lost {lost_chunks} chunks, {lost_calls} calls")
-        print(f"  chunk delay under that load: p50 {_pct([x for ds, _, _ in many for x in ds], 0.5):.2f} ms")
+        many = [o for o in outcomes if not isinstance(o, BaseException)]  # a stream that failed lost all it had
+        lost_chunks = 500 * CHUNKS - sum(c for _, c, _ in many)
+        lost_calls = 500 - sum(k for _, _, k in many)
+        print(f"500 concurrent streams via proxy: {sum(c for _, c, _ in many)} chunks, {sum(k for _, _, k in many)} calls; lost {lost_chunks} chunks, {lost_calls} calls ({500 - len(many)} streams failed)")
+        if many:
+            print(f"  chunk delay under that load: p50 {_pct([x for ds, _, _ in many for x in ds], 0.5):.2f} ms")
         print(f"load average at end {' '.join(open('/proc/loadavg').read().split()[:3])}")
     finally:
         for process in (proxy, upstream):
