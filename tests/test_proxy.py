@@ -220,3 +220,17 @@ def test_the_command_refuses_no_workers() -> None:
     with pytest.raises(SystemExit) as stop:
         proxy.main(["proxy", "--upstream", "http://127.0.0.1:1", "--workers", "0"])
     assert stop.value.code == 2
+
+
+def test_each_worker_s_app_comes_from_the_environment_with_its_loaded_objects_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    monkeypatch.setenv(proxy.ENV_UPSTREAM, "http://127.0.0.1:9/v1")
+    monkeypatch.setenv(proxy.ENV_REFLECT, "2")
+    monkeypatch.delenv(proxy.ENV_TOOLS, raising=False)
+    try:
+        served = proxy.app_from_env()
+        assert gc.get_freeze_count() > 1000  # the modules and the app: out of the full collections' way
+    finally:
+        gc.unfreeze()
+    assert served.mender.reflect == 2 and served.upstream.prefix == b"/v1" and served.upstream.port == 9
