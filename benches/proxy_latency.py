@@ -15,7 +15,8 @@ Direct and proxied requests alternate in rounds, so both meet the same load from
   at p50 one at a time, and at p99 with 50 clients at once, each sending its next request as soon as its last
   reply is in (a closed loop against an upstream that answers at once: this saturates the proxy, so it
   measures its throughput: each request waits behind the others, about 50 x its CPU per reply / workers);
-  the same 50 clients against the model-paced upstream; and the proxy's CPU per reply (all its processes);
+  the same 50 clients against the model-paced upstream; and per reply the proxy's CPU time and the time it
+  waited, ready, for a CPU that other processes held (the kernel's schedstat, all its processes);
 - streams: how long after the upstream sent it each chunk reaches the client, via the proxy and directly;
 - 500 streams at once through the proxy: every chunk and every call arrives.
 
@@ -208,22 +209,23 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _cpu_s(pid: int) -> float:
-    """CPU seconds used so far by ``pid`` and its children (the proxy's workers)."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
+def _sched(pid: int) -> tuple[float, float]:
+    """Seconds ``pid`` and its children (the proxy's workers) have so far run on a CPU, and waited for one while
+    ready to run (the kernel's schedstat: the second is the time other processes held the cores)."""
+    ran = waited = 0.0
     pending = [pid]
     while pending:
         p = pending.pop()
         try:
-            with open(f"/proc/{p}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
+            with open(f"/proc/{p}/schedstat") as f:
+                fields = f.read().split()
+            ran += int(fields[0]) / 1e9
+            waited += int(fields[1]) / 1e9
             with open(f"/proc/{p}/task/{p}/children") as f:
                 pending.extend(int(c) for c in f.read().split())
         except OSError:
             continue
-    return total
+    return ran, waited
 
 
 async def _wait(port: int) -> None:
@@ -255,8 +257,9 @@ async def _closed_loop(clients: list[_Client], body: dict[str, Any], n: int, pac
     return times
 
 
-async def _whole_rows(up: int, via: int, proxy_pid: int, requests: int) -> list[tuple[str, float, float, float, float]]:
-    """Each row: its label, direct and proxied at its quantile, the proxy's CPU per reply, the added p50."""
+async def _whole_rows(up: int, via: int, proxy_pid: int, requests: int) -> list[tuple[str, float, float, float, float, float]]:
+    """Each row: its label, direct and proxied at its quantile, the proxy's CPU per reply and its wait for a
+    CPU per reply (us), the added p50."""
     body = {"model": "m", "messages": [{"role": "user", "content": "read"}], "tools": TOOLS}
     rows = []
     for label, paced, concurrency, q, n in (
@@ -271,16 +274,17 @@ async def _whole_rows(up: int, via: int, proxy_pid: int, requests: int) -> list[
         await _closed_loop(to_up, body, min(n, 500), paced)
         direct: list[float] = []
         proxied: list[float] = []
-        cpu = 0.0
+        cpu = wait = 0.0
         rounds = 10
         for _ in range(rounds):
             direct += await _closed_loop(to_up, body, n // rounds, paced)
-            before = _cpu_s(proxy_pid)
+            ran, waited = _sched(proxy_pid)
             proxied += await _closed_loop(to_via, body, n // rounds, paced)
-            cpu += _cpu_s(proxy_pid) - before
+            cpu += _sched(proxy_pid)[0] - ran
+            wait += _sched(proxy_pid)[1] - waited
         for c in to_via + to_up:
             c.close()
-        rows.append((label, _pct(direct, q), _pct(proxied, q), cpu / len(proxied) * 1e6, _pct(proxied, 0.5) - _pct(direct, 0.5)))
+        rows.append((label, _pct(direct, q), _pct(proxied, q), cpu / len(proxied) * 1e6, wait / len(proxied) * 1e6, _pct(proxied, 0.5) - _pct(direct, 0.5)))
     return rows
 
 
@@ -301,21 +305,26 @@ async def main(requests: int, workers: int) -> None:
         except ImportError:
             print("uvicorn: h11 and asyncio (httptools or uvloop not installed); proxy workers:", workers)
         rows = await _whole_rows(up, via, proxy.pid, requests)
-        print("whole replies (ms): direct, via proxy, added; the added p50; the proxy's CPU per reply (us)")
-        for label, direct, proxied, cpu, added_p50 in rows:
-            print(f"  {label:<30} {direct:8.3f} {proxied:8.3f} {proxied - direct:8.3f}   p50 added {added_p50:7.3f}   cpu {cpu:6.0f}")
+        print("whole replies (ms): direct, via proxy, added; the added p50; per reply (us) the proxy's CPU, and its wait for a CPU")
+        for label, direct, proxied, cpu, wait, added_p50 in rows:
+            print(f"  {label:<30} {direct:8.3f} {proxied:8.3f} {proxied - direct:8.3f}   p50 added {added_p50:7.3f}   cpu {cpu:5.0f} wait {wait:5.0f}")
         body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "read"}], "tools": TOOLS, "stream": True}).encode()
         direct_d: list[float] = []
         proxied_d: list[float] = []
         d, p = await _Client(up).open(), await _Client(via).open()
         await d.stream(body)  # warm both paths
         await p.stream(body)
+        cpu = wait = 0.0
         for _ in range(100):
             direct_d += (await d.stream(body))[0]
+            ran, waited = _sched(proxy.pid)
             proxied_d += (await p.stream(body))[0]
+            cpu += _sched(proxy.pid)[0] - ran
+            wait += _sched(proxy.pid)[1] - waited
         d.close()
         p.close()
-        print("streamed chunks, upstream send to client arrival (ms): p50 / p99 over", len(proxied_d), "chunks")
+        print(f"streamed chunks, upstream send to client arrival (ms): p50 / p99 over {len(proxied_d)} chunks")
+        print(f"  per chunk the proxy's CPU {cpu / len(proxied_d) * 1e6:.0f} us, its wait for a CPU {wait / len(proxied_d) * 1e6:.0f} us")
         print(f"  direct     {_pct(direct_d, 0.5):.3f} / {_pct(direct_d, 0.99):.3f}")
         print(f"  via proxy  {_pct(proxied_d, 0.5):.3f} / {_pct(proxied_d, 0.99):.3f}  (added p50 {_pct(proxied_d, 0.5) - _pct(direct_d, 0.5):.3f}, p99 {_pct(proxied_d, 0.99) - _pct(direct_d, 0.99):.3f})")
         clients = [await _Client(via).open() for _ in range(500)]
