@@ -17,7 +17,8 @@ Direct and proxied requests alternate in rounds, so both meet the same load from
   measures its throughput: each request waits behind the others, about 50 x its CPU per reply / workers);
   the same 50 clients against the model-paced upstream; and per reply the proxy's CPU time and the time it
   waited, ready, for a CPU that other processes held (the kernel's schedstat, all its processes);
-- streams: how long after the upstream sent it each chunk reaches the client, via the proxy and directly;
+- streams: how long after the upstream sent it each chunk reaches the client, directly, through a bare TCP
+  relay (no HTTP, no mending: what any process in the path costs on the machine) and through the proxy;
 - 500 streams at once through the proxy: every chunk and every call arrives.
 
     python benches/proxy_latency.py [--requests 2000] [--workers 1]
@@ -114,6 +115,25 @@ class _Upstream(asyncio.Protocol):
 
 async def _serve_upstream(port: int) -> None:
     server = await asyncio.get_running_loop().create_server(_Upstream, "127.0.0.1", port, backlog=4096)
+    await server.serve_forever()
+
+
+async def _serve_relay(port: int, upstream: int) -> None:
+    """A bare TCP relay to the upstream (no HTTP, no mending): what any process in the path costs here."""
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while data := await reader.read(65536):
+                writer.write(data)
+        except OSError:
+            pass
+        writer.close()
+
+    async def relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream)
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    server = await asyncio.start_server(relay, "127.0.0.1", port, backlog=4096)
     await server.serve_forever()
 
 
@@ -289,13 +309,15 @@ async def _whole_rows(up: int, via: int, proxy_pid: int, requests: int) -> list[
 
 
 async def main(requests: int, workers: int) -> None:
-    up, via = _port(), _port()
+    up, via, hop = _port(), _port(), _port()
     upstream = subprocess.Popen([sys.executable, __file__, "--serve-upstream", str(up)])
+    relay = subprocess.Popen([sys.executable, __file__, "--serve-relay", str(hop), str(up)])
     command = [sys.executable, "-c", "import sys; from toolmend.cli import main; sys.exit(main(sys.argv[1:]))"]
     options = ["proxy", "--upstream", f"http://127.0.0.1:{up}", "--port", str(via)] + (["--workers", str(workers)] if workers != 1 else [])
     proxy = subprocess.Popen(command + options)
     try:
         await _wait(up)
+        await _wait(hop)
         await _wait(via)
         print(f"machine: {os.cpu_count()} cores, load average at start {' '.join(open('/proc/loadavg').read().split()[:3])}")
         try:
@@ -309,24 +331,27 @@ async def main(requests: int, workers: int) -> None:
         for label, direct, proxied, cpu, wait, added_p50 in rows:
             print(f"  {label:<30} {direct:8.3f} {proxied:8.3f} {proxied - direct:8.3f}   p50 added {added_p50:7.3f}   cpu {cpu:5.0f} wait {wait:5.0f}")
         body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "read"}], "tools": TOOLS, "stream": True}).encode()
-        direct_d: list[float] = []
-        proxied_d: list[float] = []
-        d, p = await _Client(up).open(), await _Client(via).open()
-        await d.stream(body)  # warm both paths
-        await p.stream(body)
+        delays: dict[str, list[float]] = {"direct": [], "bare relay": [], "via proxy": []}
+        paths = {"direct": await _Client(up).open(), "bare relay": await _Client(hop).open(), "via proxy": await _Client(via).open()}
+        for client in paths.values():
+            await client.stream(body)  # warm each path
         cpu = wait = 0.0
         for _ in range(100):
-            direct_d += (await d.stream(body))[0]
-            ran, waited = _sched(proxy.pid)
-            proxied_d += (await p.stream(body))[0]
+            for name, client in paths.items():
+                if name == "via proxy":
+                    ran, waited = _sched(proxy.pid)
+                delays[name] += (await client.stream(body))[0]
             cpu += _sched(proxy.pid)[0] - ran
             wait += _sched(proxy.pid)[1] - waited
-        d.close()
-        p.close()
-        print(f"streamed chunks, upstream send to client arrival (ms): p50 / p99 over {len(proxied_d)} chunks")
-        print(f"  per chunk the proxy's CPU {cpu / len(proxied_d) * 1e6:.0f} us, its wait for a CPU {wait / len(proxied_d) * 1e6:.0f} us")
-        print(f"  direct     {_pct(direct_d, 0.5):.3f} / {_pct(direct_d, 0.99):.3f}")
-        print(f"  via proxy  {_pct(proxied_d, 0.5):.3f} / {_pct(proxied_d, 0.99):.3f}  (added p50 {_pct(proxied_d, 0.5) - _pct(direct_d, 0.5):.3f}, p99 {_pct(proxied_d, 0.99) - _pct(direct_d, 0.99):.3f})")
+        for client in paths.values():
+            client.close()
+        chunks = len(delays["via proxy"])
+        print(f"streamed chunks, upstream send to client arrival (ms), {chunks} a path: p50 / p99, added to direct")
+        for name, ds in delays.items():
+            p50, p99 = _pct(ds, 0.5), _pct(ds, 0.99)
+            added = f"  (added p50 {p50 - _pct(delays['direct'], 0.5):.3f}, p99 {p99 - _pct(delays['direct'], 0.99):.3f})" if name != "direct" else ""
+            print(f"  {name:<11} {p50:.3f} / {p99:.3f}{added}")
+        print(f"  per chunk the proxy's CPU {cpu / chunks * 1e6:.0f} us, its wait for a CPU {wait / chunks * 1e6:.0f} us")
         clients = [await _Client(via).open() for _ in range(500)]
         outcomes = await asyncio.gather(*(c.stream(body) for c in clients), return_exceptions=True)
         for c in clients:
@@ -339,7 +364,7 @@ async def main(requests: int, workers: int) -> None:
             print(f"  chunk delay under that load: p50 {_pct([x for ds, _, _ in many for x in ds], 0.5):.2f} ms")
         print(f"load average at end {' '.join(open('/proc/loadavg').read().split()[:3])}")
     finally:
-        for process in (proxy, upstream):
+        for process in (proxy, relay, upstream):
             process.terminate()
             try:
                 process.wait(timeout=10)
@@ -352,8 +377,11 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=2000, help="whole replies per path and row (default 2000)")
     parser.add_argument("--workers", type=int, default=1, help="the proxy's worker processes (default 1)")
     parser.add_argument("--serve-upstream", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-relay", type=int, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:
         _run(_serve_upstream(args.serve_upstream))
+    elif args.serve_relay:
+        _run(_serve_relay(*args.serve_relay))
     else:
         _run(main(args.requests, args.workers))
