@@ -234,3 +234,15 @@ def test_each_worker_s_app_comes_from_the_environment_with_its_loaded_objects_fr
     finally:
         gc.unfreeze()
     assert served.mender.reflect == 2 and served.upstream.prefix == b"/v1" and served.upstream.port == 9
+
+
+def test_reflect_asks_the_upstream_again_through_the_proxy() -> None:
+    script = [completion({"name": "read_file", "arguments": {"path": 7}}), completion({"name": "read_file", "arguments": {"path": "a.txt"}})]
+    strict = [{"type": "function", "function": {"name": "read_file", "description": "Read", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}}]
+    with ScriptedOpenAI(script) as upstream, Served(upstream.url, reflect=1) as url, httpx.Client(base_url=url) as http:
+        reply = http.post("/v1/chat/completions", json={"model": "m", "messages": MESSAGES, "tools": strict})
+        assert reply.status_code == 200 and "x-toolmend-errors" not in reply.headers
+        assert json.loads(reply.json()["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]) == {"path": "a.txt"}
+        assert http.get("/toolmend/stats").json()["reflected"] == 1
+    asked_again = upstream.requests[1]["json"]["messages"]
+    assert len(asked_again) > len(MESSAGES) and "TSR-004" in json.dumps(asked_again)

@@ -162,6 +162,7 @@ class Upstream:
             late = time.monotonic() - self.read_timeout
             for conn in [c for c in self._busy if c.since < late]:
                 conn.expire()
+                self._busy.discard(conn)
 
     def _release(self, conn: _Conn, keep: bool) -> None:
         self._busy.discard(conn)

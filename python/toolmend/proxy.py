@@ -81,14 +81,15 @@ class Proxy:
                 return await _answer(send, 200, _JSON, b'{"ok":true}')
             if path == "/toolmend/stats" and method == "GET":
                 return await _answer(send, 200, _JSON, orjson.dumps(self.mender.counts))
-        body = b""
+        pieces: list[bytes] = []
         while True:  # the request body, in the pieces the server hands over
             message = await receive()
             if message["type"] != "http.request":
                 return  # the client went away
-            body += message.get("body", b"")
+            pieces.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
+        body = pieces[0] if len(pieces) == 1 else b"".join(pieces)
         target = scope.get("raw_path") or path.encode()
         if scope.get("query_string"):
             target += b"?" + scope["query_string"]
