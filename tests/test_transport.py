@@ -205,3 +205,13 @@ def test_each_mended_call_is_a_seed_record(stream: bool, caplog: pytest.LogCaptu
     assert (record.tool_name, record.parse_result, record.repair_applied) == (  # type: ignore[attr-defined]
         "read_file", "repaired", ["single_quotes", "single_quotes", "trailing_comma"]
     )
+
+
+def test_a_request_s_tools_are_read_from_its_bytes_once_per_distinct_list() -> None:
+    mender = toolmend.mending.Mender()
+    raw = json.dumps(TOOLS).encode()
+    first = mender._registry_for_raw(raw)
+    assert first is not None and mender._registry_for_raw(raw) is first and len(mender._cache) == 1
+    assert mender._registry_for_raw(b"") is None and mender._registry_for_raw(b"null") is None
+    # A list the registry refuses is cached as no registry: calls are then mended but not validated.
+    assert mender._registry_for_raw(b'[{"type": "function", "function": {}}]') is None and len(mender._cache) == 2

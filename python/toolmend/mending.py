@@ -26,6 +26,7 @@ from collections import OrderedDict
 from typing import Any, AsyncIterator, Generator, Iterator, Literal
 
 import httpx
+import msgspec
 import orjson
 
 from toolmend._core import ToolCallAccumulator
@@ -56,6 +57,17 @@ def wire_of(path: str) -> Wire | None:
     return None
 
 
+class _Asked(msgspec.Struct):
+    """What the mending needs of a chat request: its ``tools`` and ``stream``, as their raw JSON (absent: empty).
+    The messages, most of a request's bytes, are skipped, not built into Python objects."""
+
+    tools: msgspec.Raw = msgspec.Raw(b"")
+    stream: msgspec.Raw = msgspec.Raw(b"")
+
+
+_ASKED = msgspec.json.Decoder(_Asked)
+
+
 class Mender:
     """What the transports and the proxy share: the registry for a request, a whole reply mended, a stream
     mended piece by piece. Stateless between requests but for the cache of compiled tool lists, so replicas
@@ -81,16 +93,29 @@ class Mender:
         tools = request.get("tools") if isinstance(request, dict) else None
         if not tools:
             return None
-        key = orjson.dumps(tools, option=orjson.OPT_SORT_KEYS)
+        return self._cached(orjson.dumps(tools, option=orjson.OPT_SORT_KEYS), tools)
+
+    def _registry_for_raw(self, tools: bytes) -> ToolRegistry | None:
+        """``registry_for`` for the raw JSON of a request's ``tools`` (absent: empty), cached by those bytes as
+        they came: the list is read only when it is new."""
+        if self.registry is not None:
+            return self.registry
+        if not tools or tools in (b"null", b"[]"):
+            return None
+        return self._cached(tools, None)
+
+    def _cached(self, key: bytes, tools: Any) -> ToolRegistry | None:
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
+        registry: ToolRegistry | None = None
         try:
-            registry: ToolRegistry | None = ToolRegistry.from_tools(tools, strict=False)
+            tools = orjson.loads(key) if tools is None else tools
+            if tools:
+                registry = ToolRegistry.from_tools(tools, strict=False)
         except Exception as e:  # a tool list the registry refuses: calls are still mended, not validated
             log.info("mending: the request's tools were not compiled (%s)", type(e).__name__)
-            registry = None
         with self._lock:
             self._cache[key] = registry
             while len(self._cache) > self._cache_size:
@@ -174,6 +199,49 @@ class Mender:
         # Each refused call is answered by the id the model gave it (`ToolCallError.id`).
         asked["messages"] = list(request.get("messages") or []) + reflection_messages(errors, wire, text=text, registry=registry)
         return orjson.dumps(asked)
+
+    # ---- one exchange ----------------------------------------------------------------------------------------
+
+    def exchange(self, method: str, path: str) -> Generator[tuple[str, Any], Any, tuple[Any, ...]]:
+        """One request's mending, written once as a generator of the I/O it needs, which each user (the sync and
+        async transports, the proxy) performs its own way:
+
+        - ``("body", None)``: the request's body (bytes);
+        - ``("send", None)``: the request sent upstream, or ``("send", body)`` the request with another body (a
+          reflection); the response is sent back, anything with a ``status_code``;
+        - ``("read", response)``: that response's whole body (bytes), the response then released.
+
+        It returns what to hand back: ``("pass", response)`` as it came, ``("stream", response, StreamMender)``
+        its body through the stream's mender, or ``("whole", response, body, headers)`` a whole reply's body with
+        the marks to add."""
+        wire = wire_of(path)
+        if wire is None or method != "POST":
+            return ("pass", (yield ("send", None)))
+        body = yield ("body", None)
+        try:
+            asked: _Asked | None = _ASKED.decode(body)
+        except msgspec.ValidationError:  # JSON, but no object: no tools, and the stream as the wire's default
+            asked = None
+        except msgspec.DecodeError:
+            return ("pass", (yield ("send", None)))
+        registry = self._registry_for_raw(bytes(asked.tools)) if asked is not None else self.registry
+        stream = bytes(asked.stream) if asked is not None else b""
+        response = yield ("send", None)
+        if response.status_code != 200:
+            return ("pass", response)
+        if bool(orjson.loads(stream)) if stream else wire == "ollama":
+            return ("stream", response, self.stream(wire, registry))
+        request = orjson.loads(body) if self.reflect and asked is not None else None  # only a reflection needs it all
+        for attempt in range(self.reflect + 1):
+            reply = yield ("read", response)
+            mended, errors = self.whole(wire, reply, registry)
+            if not errors or attempt == self.reflect or request is None:
+                break
+            response = yield ("send", self.reflected_request(wire, request, reply, errors, registry))
+            if response.status_code != 200:
+                return ("pass", response)
+        marks = {ERRORS_HEADER: _error_header(errors)} if errors else {MENDED_HEADER: "1"} if mended != reply else {}
+        return ("whole", response, mended, marks)
 
     # ---- streams -------------------------------------------------------------------------------------------
 
@@ -398,8 +466,8 @@ def _error_header(errors: list[Any]) -> str:
 
 
 class _Transport:
-    """What both transports do, written once as a generator of the I/O it needs (``("body", request)``,
-    ``("send", request)``, ``("read", response)``), which each transport performs its own way."""
+    """What both transports share: the mender, whose ``exchange`` they drive with their library's own I/O, and the
+    transport each wraps."""
 
     def __init__(self, transport: Any = None, *, registry: ToolRegistry | None = None, reflect: int = 0) -> None:
         self.mender = Mender(registry, reflect=reflect)
@@ -414,34 +482,23 @@ class _Transport:
             self._own[lib.__name__] = getattr(lib, name)()
         return self._own[lib.__name__]
 
-    def _exchange(self, request: Any, is_async: bool) -> Generator[tuple[str, Any], Any, Any]:
-        wire = wire_of(request.url.path)
-        if wire is None or request.method != "POST":
-            return (yield ("send", request))
-        try:
-            asked = orjson.loads((yield ("body", request)))
-        except orjson.JSONDecodeError:
-            return (yield ("send", request))
-        registry = self.mender.registry_for(asked)
-        lib = _library(request)
-        response = yield ("send", request)
-        if response.status_code != 200:
-            return response
-        if self.mender.streams(wire, asked):
-            stream = _stream_class(lib, is_async)(response, self.mender.stream(wire, registry))
-            return lib.Response(response.status_code, headers=_headers(response), stream=stream, request=request, extensions=response.extensions)
-        for attempt in range(self.mender.reflect + 1):
-            reply = yield ("read", response)
-            mended, errors = self.mender.whole(wire, reply, registry)
-            if not errors or attempt == self.mender.reflect:
-                break
-            again = self.mender.reflected_request(wire, asked, reply, errors, registry)
-            headers = [(k, v) for k, v in request.headers.items() if k.lower() != "content-length"]
-            response = yield ("send", lib.Request(request.method, request.url, headers=headers, content=again, extensions=request.extensions))
-            if response.status_code != 200:
-                return response
-        marks = {ERRORS_HEADER: _error_header(errors)} if errors else {MENDED_HEADER: "1"} if mended != reply else {}
-        return lib.Response(response.status_code, headers=_headers(response, **marks), content=mended, request=request, extensions=response.extensions)
+
+def _again(lib: Any, request: Any, content: bytes) -> Any:
+    """``request`` once more with another body (a reflection)."""
+    headers = [(k, v) for k, v in request.headers.items() if k.lower() != "content-length"]
+    return lib.Request(request.method, request.url, headers=headers, content=content, extensions=request.extensions)
+
+
+def _outcome(request: Any, outcome: tuple[Any, ...], is_async: bool) -> Any:
+    """The response of the request's library for what ``Mender.exchange`` decided."""
+    kind, response = outcome[0], outcome[1]
+    if kind == "pass":
+        return response
+    lib = _library(request)
+    if kind == "stream":
+        stream = _stream_class(lib, is_async)(response, outcome[2])
+        return lib.Response(response.status_code, headers=_headers(response), stream=stream, request=request, extensions=response.extensions)
+    return lib.Response(response.status_code, headers=_headers(response, **outcome[3]), content=outcome[2], request=request, extensions=response.extensions)
 
 
 class AsyncMendingTransport(_Transport, httpx.AsyncBaseTransport):
@@ -451,20 +508,20 @@ class AsyncMendingTransport(_Transport, httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: Any) -> Any:
         inner = self._inner(request, "AsyncHTTPTransport")
-        steps = self._exchange(request, True)
+        steps = self.mender.exchange(request.method, request.url.path)
         result: Any = None
         try:
             while True:
                 kind, arg = steps.send(result)
                 if kind == "send":
-                    result = await inner.handle_async_request(arg)
+                    result = await inner.handle_async_request(request if arg is None else _again(_library(request), request, arg))
                 elif kind == "body":
-                    result = await arg.aread()
+                    result = await request.aread()
                 else:
                     result = await arg.aread()
                     await arg.aclose()
         except StopIteration as done:
-            return done.value
+            return _outcome(request, done.value, True)
 
     async def aclose(self) -> None:
         for transport in [self._given, *self._own.values()]:
@@ -477,20 +534,20 @@ class MendingTransport(_Transport, httpx.BaseTransport):
 
     def handle_request(self, request: Any) -> Any:
         inner = self._inner(request, "HTTPTransport")
-        steps = self._exchange(request, False)
+        steps = self.mender.exchange(request.method, request.url.path)
         result: Any = None
         try:
             while True:
                 kind, arg = steps.send(result)
                 if kind == "send":
-                    result = inner.handle_request(arg)
+                    result = inner.handle_request(request if arg is None else _again(_library(request), request, arg))
                 elif kind == "body":
-                    result = arg.read()
+                    result = request.read()
                 else:
                     result = arg.read()
                     arg.close()
         except StopIteration as done:
-            return done.value
+            return _outcome(request, done.value, False)
 
     def close(self) -> None:
         for transport in [self._given, *self._own.values()]:

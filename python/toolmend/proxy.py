@@ -1,73 +1,193 @@
 """``toolmend proxy``: the mending of ``toolmend.mending`` as an OpenAI- and Ollama-compatible HTTP server, so a
 client in any language gets mended calls by changing its base URL. Stateless (each replica holds only a cache of
-compiled tool lists), so several behind any load balancer serve one fleet. Needs the ``proxy`` extra (Starlette
-and uvicorn).
+compiled tool lists), so several behind any load balancer serve one fleet, and ``--workers N`` runs N processes
+on one port. Needs the ``proxy`` extra (uvicorn, with httptools and uvloop where they install).
 
 - ``POST .../chat/completions`` and ``POST /api/chat`` are mended, whole and streamed;
 - every other request passes through to the upstream unchanged;
-- ``GET /toolmend/health`` answers ``{"ok": true}``, ``GET /toolmend/stats`` the counters.
+- ``GET /toolmend/health`` answers ``{"ok": true}``, ``GET /toolmend/stats`` the counters (of the worker that
+  answers).
+
+The app is plain ASGI over a pool of keep-alive connections to the upstream (``toolmend._upstream``), each
+request driving ``Mender.exchange``, the same exchange the mending transports drive: a whole reply costs the
+proxy one read of the request, one write upstream, one read of the reply, the mending (a few µs when nothing
+needs it) and one write back.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-from typing import Any, AsyncIterator, Sequence
+import asyncio
+import gc
+import logging
+import os
+from typing import Any, Awaitable, Callable, Sequence
 
-import httpx
+import orjson
 
-from toolmend.mending import AsyncMendingTransport
+from toolmend._upstream import Reply, Upstream, UpstreamError
+from toolmend.mending import Mender
 from toolmend.registry import ToolRegistry
 
-#: Hop-by-hop headers, and those that describe the body as the upstream sent it.
-_DROP = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "content-encoding", "accept-encoding"})
+log = logging.getLogger("toolmend")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+#: Request headers not handed on: hop-by-hop, the body's framing (set anew), and what the proxy decides itself
+#: (the upstream is asked for an identity body, which the proxy reads; ``expect`` is answered by the server).
+_DROP_ASKED = frozenset(
+    {b"host", b"content-length", b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade", b"trailer", b"expect", b"accept-encoding"}
+)
+#: Response headers not handed on: hop-by-hop and the upstream's framing (the server frames the body itself).
+_DROP_ANSWERED = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade", b"trailer"})
+_IDENTITY = (b"accept-encoding", b"identity")
+_JSON = [(b"content-type", b"application/json")]
+#: The body of a 502 when the upstream cannot be reached or breaks off before its reply is whole.
+_UNANSWERED = b'{"error":{"message":"toolmend proxy: the upstream did not answer","type":"upstream_error"}}'
+#: Environment variables that carry ``toolmend proxy``'s options to each worker process (``--workers``).
+ENV_UPSTREAM, ENV_REFLECT, ENV_TOOLS = "TOOLMEND_PROXY_UPSTREAM", "TOOLMEND_PROXY_REFLECT", "TOOLMEND_PROXY_TOOLS"
 
 
-def app(upstream: str, *, registry: ToolRegistry | None = None, reflect: int = 0, transport: Any = None) -> Any:
-    """The proxy as an ASGI app (Starlette) in front of ``upstream``."""
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response, StreamingResponse
-    from starlette.routing import Route
+class Proxy:
+    """The proxy as an ASGI app in front of ``upstream``."""
 
-    # No cap on connections to the upstream beyond the clients' own: a stream holds one for its whole length.
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=256)
-    inner = transport if transport is not None else httpx.AsyncHTTPTransport(limits=limits)
-    mending = AsyncMendingTransport(inner, registry=registry, reflect=reflect)
-    client = httpx.AsyncClient(base_url=upstream.rstrip("/"), transport=mending, timeout=httpx.Timeout(600.0, connect=10.0))
+    def __init__(self, upstream: str, *, registry: ToolRegistry | None = None, reflect: int = 0) -> None:
+        self.upstream = Upstream(upstream)
+        self.mender = Mender(registry, reflect=reflect)
 
-    async def health(_: Request) -> Response:
-        return JSONResponse({"ok": True})
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
 
-    async def stats(_: Request) -> Response:
-        return JSONResponse(dict(mending.mender.counts))
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:  # until the server says it shuts down: one message at a time, as uvicorn sends them
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.upstream.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
-    async def forward(request: Request) -> Response:
-        headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _DROP]
-        outgoing = client.build_request(request.method, request.url.path, params=request.query_params, headers=headers, content=await request.body())
-        response = await client.send(outgoing, stream=True)
-        kept = {k: v for k, v in response.headers.items() if k.lower() not in _DROP}
-
-        async def body() -> AsyncIterator[bytes]:
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method: str = scope["method"]
+        path: str = scope["path"]
+        if path.startswith("/toolmend/"):
+            if path == "/toolmend/health" and method == "GET":
+                return await _answer(send, 200, _JSON, b'{"ok":true}')
+            if path == "/toolmend/stats" and method == "GET":
+                return await _answer(send, 200, _JSON, orjson.dumps(self.mender.counts))
+        pieces: list[bytes] = []
+        while True:  # the request body, in the pieces the server hands over
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            pieces.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        body = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        target = scope.get("raw_path") or path.encode()
+        if scope.get("query_string"):
+            target += b"?" + scope["query_string"]
+        headers = [h for h in scope["headers"] if h[0] not in _DROP_ASKED]
+        headers.append(_IDENTITY)
+        steps = self.mender.exchange(method, path)
+        result: Any = None
+        try:
+            while True:
+                kind, arg = steps.send(result)
+                if kind == "send":
+                    result = await self.upstream.request(method, target, headers, body if arg is None else arg)
+                elif kind == "body":
+                    result = body
+                else:
+                    result = await arg.read()
+        except StopIteration as done:
+            outcome = done.value
+        except UpstreamError as e:
+            log.warning("proxy: the upstream did not answer (%s)", e)
+            return await _answer(send, 502, _JSON, _UNANSWERED)
+        reply: Reply = outcome[1]
+        kept = [h for h in reply.headers if h[0] not in _DROP_ANSWERED]
+        if outcome[0] == "whole":
+            kept = [h for h in kept if h[0] != b"content-length"]
+            kept.extend((k.encode(), v.encode()) for k, v in outcome[3].items())
+            kept.append((b"content-length", b"%d" % len(outcome[2])))
+            return await _answer(send, reply.status_code, kept, outcome[2])
+        if outcome[0] == "stream":
+            stream = outcome[2]
+            kept = [h for h in kept if h[0] != b"content-length"]
             try:
-                async for piece in response.aiter_bytes():
-                    yield piece
+                await _relay(receive, send, reply, kept, stream.feed, stream.end)
             finally:
-                await response.aclose()
+                stream.release()
+            return None
+        if reply.framing == "length":  # passed on as it came, read whole (its size is known)
+            try:
+                content = await reply.read()
+            except UpstreamError as e:
+                log.warning("proxy: the upstream did not answer (%s)", e)
+                return await _answer(send, 502, _JSON, _UNANSWERED)
+            return await _answer(send, reply.status_code, kept, content)
+        return await _relay(receive, send, reply, kept, None, None)
 
-        return StreamingResponse(body(), status_code=response.status_code, headers=kept)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Any) -> AsyncIterator[None]:
-        yield
-        await client.aclose()
+async def _answer(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
-    routes = [
-        Route("/toolmend/health", health, methods=["GET"]),
-        Route("/toolmend/stats", stats, methods=["GET"]),
-        Route("/{path:path}", forward, methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]),
-    ]
-    return Starlette(routes=routes, lifespan=lifespan)
+
+async def _relay(receive: Receive, send: Send, reply: Reply, headers: list[tuple[bytes, bytes]], feed: Callable[[bytes], bytes] | None, end: Callable[[], bytes] | None) -> None:
+    """A body handed on as it arrives (through ``feed``, then ``end``, when mended). If the client goes away the
+    upstream connection is cut, so the upstream stops too; if the upstream fails midway the error is raised, so
+    the server cuts the client's connection rather than end the body as if whole."""
+    gone = False
+
+    async def watch() -> None:
+        nonlocal gone
+        while (await receive())["type"] != "http.disconnect":  # only the disconnect can follow a whole body
+            pass
+        gone = True
+        reply.close()
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        await send({"type": "http.response.start", "status": reply.status_code, "headers": headers})
+        async for piece in reply.pieces():
+            out = feed(piece) if feed is not None else piece
+            if out:
+                await send({"type": "http.response.body", "body": out, "more_body": True})
+        await send({"type": "http.response.body", "body": end() if end is not None else b""})
+    except UpstreamError as e:
+        if gone:
+            return
+        log.warning("proxy: the upstream stream broke off (%s)", e)
+        raise
+    finally:
+        watcher.cancel()
+
+
+def app(upstream: str, *, registry: ToolRegistry | None = None, reflect: int = 0) -> Proxy:
+    """The proxy as an ASGI app in front of ``upstream``."""
+    return Proxy(upstream, registry=registry, reflect=reflect)
+
+
+def app_from_env() -> Proxy:
+    """The app for each worker of ``toolmend proxy --workers N``: its options come through the environment.
+
+    What is loaded by then (the modules, the app, the tools) is moved out of the garbage collector's sight
+    (``gc.freeze``): a full collection otherwise walks those ~30,000 objects every few seconds under load, a
+    pause of 10-35 ms on this project's machine that every request in flight waits through (the p99)."""
+    tools = os.environ.get(ENV_TOOLS)
+    registry = ToolRegistry.from_file(tools) if tools else None
+    served = app(os.environ[ENV_UPSTREAM], registry=registry, reflect=int(os.environ.get(ENV_REFLECT, "0")))
+    gc.collect()
+    gc.freeze()
+    return served
 
 
 def add_command(commands: Any) -> None:
@@ -78,7 +198,15 @@ def add_command(commands: Any) -> None:
     proxy.add_argument("--port", type=int, default=8808, help="port to listen on (default 8808)")
     proxy.add_argument("--reflect", type=int, default=0, help="ask the upstream again with the exact error, up to N times")
     proxy.add_argument("--tools", help="a tools file whose schemas check the calls (default: each request's own tools)")
+    proxy.add_argument("--workers", type=_positive, default=1, help="worker processes on the one port, one per core to use (default 1)")
     proxy.set_defaults(run=serve)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -87,8 +215,34 @@ def serve(args: argparse.Namespace) -> int:
     except ImportError:
         print("toolmend proxy needs the proxy extra: pip install 'toolmend[proxy]'")
         return 2
-    registry = ToolRegistry.from_file(args.tools) if args.tools else None
-    uvicorn.run(app(args.upstream, registry=registry, reflect=args.reflect), host=args.host, port=args.port, log_level="warning")
+    if args.reflect < 0:
+        print("--reflect must be 0 or more")
+        return 2
+    # The options go through the environment so that every worker (a process of its own) builds the same app;
+    # the tools file is read here first, so that a bad one stops the command before any worker starts.
+    if args.tools:
+        ToolRegistry.from_file(args.tools)
+    os.environ[ENV_UPSTREAM] = args.upstream
+    os.environ[ENV_REFLECT] = str(args.reflect)
+    if args.tools:
+        os.environ[ENV_TOOLS] = os.path.abspath(args.tools)
+    else:
+        os.environ.pop(ENV_TOOLS, None)
+    # The upstream's own date and server headers are handed on, not doubled by uvicorn's; no access log and no
+    # X-Forwarded-* rewriting (uvicorn's defaults), each a cost on every request that the proxy has no use for.
+    uvicorn.run(
+        "toolmend.proxy:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="warning",
+        server_header=False,
+        date_header=False,
+        access_log=False,
+        proxy_headers=False,
+        backlog=2048,
+    )
     return 0
 
 
