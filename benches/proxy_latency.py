@@ -37,7 +37,7 @@ import sys
 import time
 from typing import Any
 
-from toolmend._upstream import _Dechunker  # the proxy's own reader of chunked bodies, checked by its tests
+import httptools  # the chunked bodies read by the parser the proxy reads its upstream with
 
 TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]
 CHUNKS = 40
@@ -158,7 +158,7 @@ class _Client:
         self.writer.write(head % (self.port, len(body)) + body)
 
     async def head(self) -> tuple[int, bool, int]:
-        raw = await self.reader.readuntil(b"\r\n\r\n")
+        self.raw = raw = await self.reader.readuntil(b"\r\n\r\n")
         length, chunked = -1, False
         for line in raw.split(b"\r\n")[1:]:
             name, _, value = line.partition(b":")
@@ -191,14 +191,32 @@ class _Client:
         return elapsed
 
     async def pieces(self) -> Any:
-        chunks = _Dechunker()
+        chunks = _Chunks()
+        parser = httptools.HttpResponseParser(chunks)
+        parser.feed_data(self.raw)  # the head read by head(), so that the parser frames the body after it
         while not chunks.done:
             data = await self.reader.read(65536)
             if not data:
                 raise ConnectionError("the stream broke off")
-            piece = chunks.feed(data)
-            if piece:
+            parser.feed_data(data)
+            if chunks.pieces:
+                piece = b"".join(chunks.pieces)
+                chunks.pieces.clear()
                 yield piece
+
+
+class _Chunks:
+    """httptools' callbacks for a body read piece by piece."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.done = False
+
+    def on_body(self, body: bytes) -> None:
+        self.pieces.append(body)
+
+    def on_message_complete(self) -> None:
+        self.done = True
 
     async def stream(self, body: bytes) -> tuple[list[float], int, int]:
         """One stream: each chunk's delay from the upstream's stamp to its arrival (ms), chunks, calls."""

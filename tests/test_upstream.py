@@ -10,22 +10,10 @@ from typing import Any, Awaitable, Callable
 
 import pytest
 
-from toolmend._upstream import Upstream, UpstreamError, _Dechunker
+from toolmend import _upstream
+from toolmend._upstream import Upstream, UpstreamError
 
-CHUNKED = b"5\r\nHello\r\n1;ext=1\r\n,\r\n7\r\n world!\r\n0\r\nx-trailer: 1\r\n\r\n"
-
-
-@pytest.mark.parametrize("step", [1, 2, 3, 7, len(CHUNKED)])
-def test_a_chunked_body_split_anywhere_is_read_alike(step: int) -> None:
-    chunks = _Dechunker()
-    got = b"".join(chunks.feed(CHUNKED[i : i + step]) for i in range(0, len(CHUNKED), step))
-    assert got == b"Hello, world!" and chunks.done and chunks.rest == b""
-
-
-@pytest.mark.parametrize("bad", [b"zz\r\nx\r\n", b"-1\r\nx\r\n", b"2\r\nabc\r\n"])
-def test_a_malformed_chunked_body_is_refused(bad: bytes) -> None:
-    with pytest.raises(ValueError):
-        _Dechunker().feed(bad)
+CHUNKED = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nHello\r\n1;ext=1\r\n,\r\n7\r\n world!\r\n0\r\nx-trailer: 1\r\n\r\n"
 
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -122,3 +110,91 @@ def test_a_silent_upstream_times_out_and_an_absent_one_is_an_error() -> None:
 def test_only_http_urls_are_upstreams() -> None:
     with pytest.raises(ValueError):
         Upstream("ftp://127.0.0.1/")
+
+
+def _answering(response: bytes, step: int = 0, then_close: bool = True) -> Handler:
+    """A server that answers each request with ``response``, written ``step`` bytes at a time (0: at once)."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while await _read_request(reader) is not None:
+            for i in range(0, len(response), step or len(response)):
+                writer.write(response[i : i + (step or len(response))])
+                await writer.drain()
+                await asyncio.sleep(0.001 if step else 0)
+            if then_close:
+                break
+        writer.close()
+
+    return handler
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 0])
+def test_a_chunked_body_split_anywhere_is_read_alike_and_the_connection_kept(step: int) -> None:
+    async def client(url: str) -> list[bytes]:
+        upstream = Upstream(url)
+        bodies = []
+        for _ in range(2):
+            reply = await upstream.request("GET", b"/x", [], b"")
+            assert reply.framing == "chunked" and (b"transfer-encoding", b"chunked") in reply.headers
+            bodies.append(await reply.read())
+        assert len(upstream._idle) == 1  # the one connection, back in the pool
+        await upstream.aclose()
+        return bodies
+
+    assert _serve(_answering(CHUNKED, step, then_close=False), client) == [b"Hello, world!"] * 2
+
+
+# Each malformed response is refused with its code, within the test's few seconds (no hang), and its connection cut.
+MALFORMED = {
+    "bad status line": (b"HTTP/1.1 OK 200\r\ncontent-length: 2\r\n\r\n{}", "upstream_malformed"),
+    "not HTTP": (b"SSH-2.0-OpenSSH_9.6\r\n\r\n", "upstream_malformed"),
+    "bad chunk size": (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n", "upstream_malformed"),
+    "chunk longer than its size": (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n", "upstream_malformed"),
+    "bad content-length": (b"HTTP/1.1 200 OK\r\ncontent-length: 1x\r\n\r\n{}", "upstream_malformed"),
+    "truncated body": (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n{}", "upstream_closed"),
+    "truncated chunked body": (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nHel", "upstream_closed"),
+    "truncated head": (b"HTTP/1.1 200 OK\r\ncontent-le", "upstream_closed"),
+    "oversized headers": (b"HTTP/1.1 200 OK\r\n" + b"x-pad: %s\r\n" % (b"a" * 8192) * 200 + b"\r\n", "upstream_malformed"),
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED))
+def test_a_malformed_response_is_refused_with_its_code(name: str) -> None:
+    response, code = MALFORMED[name]
+
+    async def client(url: str) -> str:
+        upstream = Upstream(url, read_timeout=5)
+        try:
+            with pytest.raises(UpstreamError) as refused:
+                reply = await upstream.request("GET", b"/x", [], b"")
+                await reply.read()
+            assert not upstream._idle and not upstream._busy
+            return refused.value.code
+        finally:
+            await upstream.aclose()
+
+    assert _serve(_answering(response), client) == code
+
+
+def test_a_body_over_the_bound_is_refused_before_it_is_read_whole() -> None:
+    async def client(url: str) -> list[str]:
+        codes = []
+        upstream = Upstream(url, max_body=1000)
+        for _ in range(2):
+            with pytest.raises(UpstreamError) as refused:
+                reply = await upstream.request("GET", b"/x", [], b"")
+                await reply.read()
+            codes.append(refused.value.code)
+        await upstream.aclose()
+        return codes
+
+    replies = iter([b"HTTP/1.1 200 OK\r\ncontent-length: 2000\r\n\r\n" + b"a" * 2000, b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + (b"400\r\n" + b"a" * 1024 + b"\r\n") * 2 + b"0\r\n\r\n"])
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if await _read_request(reader) is not None:
+            writer.write(next(replies))
+            await writer.drain()
+        writer.close()
+
+    assert _serve(handler, client) == ["upstream_too_large", "upstream_too_large"]
+    assert _upstream._LIMIT < 200 * 8192  # the oversized headers above are over the bound
