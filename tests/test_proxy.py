@@ -95,6 +95,52 @@ def test_an_unreachable_upstream_is_a_502_and_the_proxy_stays_up() -> None:
             assert http.get("/toolmend/health").json() == {"ok": True}
 
 
+class RawUpstream:
+    """An upstream that answers every request with the same bytes, then closes: HTTP or not."""
+
+    def __init__(self, response: bytes) -> None:
+        import socketserver
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                self.request.settimeout(5)
+                got = b""
+                while b"\r\n\r\n" not in got and (data := self.request.recv(65536)):
+                    got += data
+                self.request.sendall(response)
+
+        socketserver.ThreadingTCPServer.allow_reuse_address = True
+        self.server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize(
+    "response, code",
+    [
+        (b"HTTP/1.1 OK 200\r\ncontent-length: 2\r\n\r\n{}", "upstream_malformed"),
+        (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", "upstream_malformed"),
+        (b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{\"id\": ", "upstream_closed"),
+        (b"HTTP/1.1 200 OK\r\n" + b"x-pad: %s\r\n" % (b"a" * 8192) * 200 + b"\r\n{}", "upstream_malformed"),
+    ],
+    ids=["bad status line", "bad chunk size", "truncated body", "oversized headers"],
+)
+def test_a_malformed_upstream_response_is_a_coded_502(response: bytes, code: str) -> None:
+    with RawUpstream(response) as upstream, Served(upstream) as url, httpx.Client(base_url=url, timeout=10) as http:
+        for path in ("/v1/chat/completions", "/v1/models"):  # mended, and passed through
+            reply = http.post(path, json={"model": "m", "messages": MESSAGES, "tools": TOOLS})
+            assert reply.status_code == 502 and reply.json()["error"] == {"message": "toolmend proxy: the upstream did not answer", "type": "upstream_error", "code": code}
+        assert http.get("/toolmend/health").json() == {"ok": True}
+
+
 class ChunkedUpstream:
     """An upstream in Starlette + uvicorn, whose streams come chunked (the scripted servers close-frame theirs)."""
 
@@ -233,7 +279,8 @@ def test_each_worker_s_app_comes_from_the_environment_with_its_loaded_objects_fr
         assert gc.get_freeze_count() > 1000  # the modules and the app: out of the full collections' way
     finally:
         gc.unfreeze()
-    assert served.mender.reflect == 2 and served.upstream.prefix == b"/v1" and served.upstream.port == 9
+    forward = served.state.proxy
+    assert forward.mender.reflect == 2 and forward.upstream.prefix == b"/v1" and forward.upstream.port == 9
 
 
 def test_reflect_asks_the_upstream_again_through_the_proxy() -> None:

@@ -1,17 +1,18 @@
 """``toolmend proxy``: the mending of ``toolmend.mending`` as an OpenAI- and Ollama-compatible HTTP server, so a
 client in any language gets mended calls by changing its base URL. Stateless (each replica holds only a cache of
 compiled tool lists), so several behind any load balancer serve one fleet, and ``--workers N`` runs N processes
-on one port. Needs the ``proxy`` extra (uvicorn, with httptools and uvloop where they install).
+on one port. Needs the ``proxy`` extra (Starlette, uvicorn, with httptools and uvloop where they install).
 
 - ``POST .../chat/completions`` and ``POST /api/chat`` are mended, whole and streamed;
 - every other request passes through to the upstream unchanged;
 - ``GET /toolmend/health`` answers ``{"ok": true}``, ``GET /toolmend/stats`` the counters (of the worker that
   answers).
 
-The app is plain ASGI over a pool of keep-alive connections to the upstream (``toolmend._upstream``), each
-request driving ``Mender.exchange``, the same exchange the mending transports drive: a whole reply costs the
-proxy one read of the request, one write upstream, one read of the reply, the mending (a few µs when nothing
-needs it) and one write back.
+The app is Starlette (the health and counters routes) whose catch-all route hands the raw ASGI request to
+``Proxy``, over a pool of keep-alive connections to the upstream (``toolmend._upstream``, its responses parsed
+by httptools), each request driving ``Mender.exchange``, the same exchange the mending transports drive: a whole
+reply costs the proxy Starlette's routing, one read of the request, one write upstream, one read of the reply,
+the mending (a few µs when nothing needs it) and one write back.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import asyncio
 import gc
 import logging
 import os
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, MutableMapping, Sequence
 
 import orjson
 
@@ -31,9 +32,9 @@ from toolmend.registry import ToolRegistry
 
 log = logging.getLogger("toolmend")
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 #: Request headers not handed on: hop-by-hop, the body's framing (set anew), and what the proxy decides itself
 #: (the upstream is asked for an identity body, which the proxy reads; ``expect`` is answered by the server).
@@ -44,43 +45,28 @@ _DROP_ASKED = frozenset(
 _DROP_ANSWERED = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade", b"trailer"})
 _IDENTITY = (b"accept-encoding", b"identity")
 _JSON = [(b"content-type", b"application/json")]
-#: The body of a 502 when the upstream cannot be reached or breaks off before its reply is whole.
-_UNANSWERED = b'{"error":{"message":"toolmend proxy: the upstream did not answer","type":"upstream_error"}}'
+#: The body of a 502 when the upstream cannot be reached, breaks off before its reply is whole or answers
+#: something not HTTP/1.1: its ``code`` is the ``UpstreamError``'s.
+_UNANSWERED = b'{"error":{"message":"toolmend proxy: the upstream did not answer","type":"upstream_error","code":"%s"}}'
 #: Environment variables that carry ``toolmend proxy``'s options to each worker process (``--workers``).
 ENV_UPSTREAM, ENV_REFLECT, ENV_TOOLS = "TOOLMEND_PROXY_UPSTREAM", "TOOLMEND_PROXY_REFLECT", "TOOLMEND_PROXY_TOOLS"
 
 
 class Proxy:
-    """The proxy as an ASGI app in front of ``upstream``."""
+    """The forwarding to ``upstream`` as a raw ASGI app: what ``app()``'s catch-all route hands each request to,
+    with no Starlette request or response objects on the way (they would cost more than the rest of the
+    forwarding)."""
 
     def __init__(self, upstream: str, *, registry: ToolRegistry | None = None, reflect: int = 0) -> None:
         self.upstream = Upstream(upstream)
         self.mender = Mender(registry, reflect=reflect)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            await self._http(scope, receive, send)
-        elif scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:  # until the server says it shuts down: one message at a time, as uvicorn sends them
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.upstream.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await self._http(scope, receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         method: str = scope["method"]
         path: str = scope["path"]
-        if path.startswith("/toolmend/"):
-            if path == "/toolmend/health" and method == "GET":
-                return await _answer(send, 200, _JSON, b'{"ok":true}')
-            if path == "/toolmend/stats" and method == "GET":
-                return await _answer(send, 200, _JSON, orjson.dumps(self.mender.counts))
         pieces: list[bytes] = []
         while True:  # the request body, in the pieces the server hands over
             message = await receive()
@@ -110,7 +96,7 @@ class Proxy:
             outcome = done.value
         except UpstreamError as e:
             log.warning("proxy: the upstream did not answer (%s)", e)
-            return await _answer(send, 502, _JSON, _UNANSWERED)
+            return await _answer(send, 502, _JSON, _UNANSWERED % e.code.encode())
         reply: Reply = outcome[1]
         kept = [h for h in reply.headers if h[0] not in _DROP_ANSWERED]
         if outcome[0] == "whole":
@@ -126,12 +112,12 @@ class Proxy:
             finally:
                 stream.release()
             return None
-        if reply.framing == "length":  # passed on as it came, read whole (its size is known)
+        if reply.framing == "length" and reply.length <= self.upstream.max_body:  # passed on as it came, read whole
             try:
                 content = await reply.read()
             except UpstreamError as e:
                 log.warning("proxy: the upstream did not answer (%s)", e)
-                return await _answer(send, 502, _JSON, _UNANSWERED)
+                return await _answer(send, 502, _JSON, _UNANSWERED % e.code.encode())
             return await _answer(send, reply.status_code, kept, content)
         return await _relay(receive, send, reply, kept, None, None)
 
@@ -171,12 +157,35 @@ async def _relay(receive: Receive, send: Send, reply: Reply, headers: list[tuple
         watcher.cancel()
 
 
-def app(upstream: str, *, registry: ToolRegistry | None = None, reflect: int = 0) -> Proxy:
-    """The proxy as an ASGI app in front of ``upstream``."""
-    return Proxy(upstream, registry=registry, reflect=reflect)
+def app(upstream: str, *, registry: ToolRegistry | None = None, reflect: int = 0) -> Any:
+    """The proxy as an ASGI app (Starlette) in front of ``upstream``; ``app.state.proxy`` is its ``Proxy``."""
+    from contextlib import asynccontextmanager
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    forward = Proxy(upstream, registry=registry, reflect=reflect)
+
+    async def health(request: Request) -> Response:
+        return Response(b'{"ok":true}', media_type="application/json")
+
+    async def stats(request: Request) -> Response:
+        return Response(orjson.dumps(forward.mender.counts), media_type="application/json")
+
+    @asynccontextmanager
+    async def lifespan(_: Any) -> Any:
+        yield
+        await forward.upstream.aclose()
+
+    # Everything but the two routes (any method, any path, GET /toolmend/... included) is forwarded.
+    served = Starlette(routes=[Route("/toolmend/health", health, methods=["GET"]), Route("/toolmend/stats", stats, methods=["GET"]), Mount("/", app=forward)], lifespan=lifespan)
+    served.state.proxy = forward
+    return served
 
 
-def app_from_env() -> Proxy:
+def app_from_env() -> Any:
     """The app for each worker of ``toolmend proxy --workers N``: its options come through the environment.
 
     What is loaded by then (the modules, the app, the tools) is moved out of the garbage collector's sight
