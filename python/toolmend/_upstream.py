@@ -263,6 +263,18 @@ class Reply:
         if self.length > self.upstream.max_body:
             self.close()
             raise UpstreamError(f"the response is over {self.upstream.max_body} bytes", "upstream_too_large")
+        message = self.message
+        if message.complete:  # the whole body came with the head (most replies): no async generator's frames
+            self._conn()
+            body = message.pieces[0] if len(message.pieces) == 1 else b"".join(message.pieces)
+            message.pieces.clear()
+            if len(body) > self.upstream.max_body:
+                self.close()
+                raise UpstreamError(f"the response is over {self.upstream.max_body} bytes", "upstream_too_large")
+            if message.extra or not message.keep:
+                self.keep = False
+            self._done()
+            return body
         pieces: list[bytes] = []
         size = 0
         async for piece in self.pieces():
