@@ -204,20 +204,6 @@ class _Client:
                 chunks.pieces.clear()
                 yield piece
 
-
-class _Chunks:
-    """httptools' callbacks for a body read piece by piece."""
-
-    def __init__(self) -> None:
-        self.pieces: list[bytes] = []
-        self.done = False
-
-    def on_body(self, body: bytes) -> None:
-        self.pieces.append(body)
-
-    def on_message_complete(self) -> None:
-        self.done = True
-
     async def stream(self, body: bytes) -> tuple[list[float], int, int]:
         """One stream: each chunk's delay from the upstream's stamp to its arrival (ms), chunks, calls."""
         self.send(body)
@@ -240,6 +226,20 @@ class _Chunks:
                     chunks += 1
                 calls += len(delta.get("tool_calls") or [])
         return delays, chunks, calls
+
+
+class _Chunks:
+    """httptools' callbacks for a body read piece by piece."""
+
+    def __init__(self) -> None:
+        self.pieces: list[bytes] = []
+        self.done = False
+
+    def on_body(self, body: bytes) -> None:
+        self.pieces.append(body)
+
+    def on_message_complete(self) -> None:
+        self.done = True
 
 
 def _pct(values: list[float], q: float) -> float:
