@@ -97,7 +97,7 @@ class Upstream:
             conn.since = time.monotonic()
             try:
                 conn.writer.write(data)
-                message = await self._head(conn, method)
+                message = await self._head(conn)
             except (OSError, asyncio.IncompleteReadError, ValueError, httptools.HttpParserError, httptools.HttpParserUpgrade) as e:
                 self._drop(conn)
                 stale = reused and not conn.expired and isinstance(e, (ConnectionError, asyncio.IncompleteReadError)) and not getattr(e, "partial", b"")
@@ -131,7 +131,7 @@ class Upstream:
             raise UpstreamError(f"could not connect ({type(e).__name__})", "upstream_unreachable") from e
         return _Conn(reader, writer)
 
-    async def _head(self, conn: _Conn, method: str) -> _Message:
+    async def _head(self, conn: _Conn) -> _Message:
         """The response on ``conn`` parsed up to the end of its head (interim 1xx responses skipped); what of its
         body came in the same reads waits in the message's ``pieces``."""
         message = _Message()
@@ -140,7 +140,7 @@ class Upstream:
         size = 0
         while not message.status:
             data = await reader.read(_READ)
-            if not data:
+            if not data:  # partial: whether any of it came (a stale kept-alive connection sends nothing: sent again)
                 raise asyncio.IncompleteReadError(b"x" if size else b"", None)
             conn.since = time.monotonic()
             size += len(data)
