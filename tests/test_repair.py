@@ -237,3 +237,35 @@ def test_every_fault_class_of_the_bench_corpus_repairs_to_its_valid_document() -
         else:
             assert json.loads(result.json) == json.loads(case.valid), case.name
             assert result.repaired == (case.text != case.valid), case.name
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # Fences: no line break around the value, a bracket typed before the fence, several blocks.
+        ('```json {"a": 1}```', {"a": 1}),
+        ('[```json\n{"a": "b"}\n```]', {"a": "b"}),
+        ('Call one:\n```json\n{"a": 1}\n```\nand two:\n```json\n{"b": 2}\n```', [{"a": 1}, {"b": 2}]),
+        ("Here:\n```python\n(1, 2)\n```", [1, 2]),
+        # Several top-level values, one a line; containers glued.
+        ("1\n2\n3", [1, 2, 3]),
+        ('{"a": "x"}[1, 2]', [{"a": "x"}, [1, 2]]),
+        # Python: parentheses around one value, sets of strings.
+        ('{"n": (1), "s": ("x"), "t": (1,)}', {"n": 1, "s": "x", "t": [1]}),
+        ("{'a', 'b'}", ["a", "b"]),
+        # Members in an array with no braces.
+        ('{"rows": ["id": 1, "name": "x"]}', {"rows": [{"id": 1, "name": "x"}]}),
+        # Invisible characters between tokens; an exponent of nothing.
+        ('{"a":\u200b"foo", "b":\ufeff1}', {"a": "foo", "b": 1}),
+        ("[-e5]", ["-e5"]),
+    ],
+)
+def test_fences_python_shapes_and_members_in_arrays_read_what_was_meant(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value
+
+
+def test_a_value_with_no_key_is_refused() -> None:
+    with pytest.raises(toolmend.ParseError) as e:
+        toolmend.loads("{:2}")
+    assert e.value.code == "TLP-004"
+    assert toolmend.loads("{:}") == {}

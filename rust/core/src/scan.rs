@@ -328,14 +328,18 @@ pub(crate) static CURLY_SINGLE: Delimiter = delimiter("\u{2018}", "\u{2019}", "\
 /// single one: three open a fence).
 pub(crate) static BACKTICK: Delimiter = delimiter("`", "`", "`");
 
-/// Unicode spaces outside strings (no-break, en to hair, narrow no-break, ideographic): the
-/// length of the one at `i`, if any. Text pasted from documents carries them between tokens.
+/// Unicode spaces outside strings (no-break, en to hair, narrow no-break, ideographic) and
+/// the invisible characters that paste along with them (zero-width space, joiners, word
+/// joiner, the Mongolian vowel separator, a byte order mark amid the text): the length of the
+/// one at `i`, if any. Text pasted from documents carries them between tokens.
 pub(crate) fn unicode_space_len(src: &[u8], i: usize) -> Option<usize> {
     match src.get(i..)? {
         [0xC2, 0xA0, ..] => Some(2),
-        [0xE2, 0x80, 0x80..=0x8A | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] | [0xE3, 0x80, 0x80, ..] => {
-            Some(3)
-        }
+        [0xE2, 0x80, 0x80..=0x8D | 0xAF, ..]
+        | [0xE2, 0x81, 0x9F | 0xA0, ..]
+        | [0xE3, 0x80, 0x80, ..]
+        | [0xE1, 0xA0, 0x8E, ..]
+        | [0xEF, 0xBB, 0xBF, ..] => Some(3),
         _ => None,
     }
 }

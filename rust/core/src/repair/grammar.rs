@@ -1,7 +1,7 @@
 //! The state machine: values, objects, arrays, keys, colons and commas, and the closers that
 //! end them, each fault mended where it is found.
 
-use super::engine::{After, Engine, Expect, Frame};
+use super::engine::{After, Engine, Expect, Frame, PythonArray};
 use super::lookahead::{
     junk_word_before_key, surely_quoted_key, trailer_at, word_ends_at_delimiter,
 };
@@ -111,7 +111,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         if self
             .python_arrays
             .last()
-            .is_some_and(|&(at, _)| at == self.stack.len())
+            .is_some_and(|p| p.at == self.stack.len())
         {
             self.python_arrays.pop();
         }
@@ -122,12 +122,17 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         Some(frame)
     }
 
-    /// `(1, 2)` or `{1, 2}` (a Python tuple, or a set, which the first member tells: a number
-    /// followed by `,` or `}`): opens the array written for it.
+    /// `(1, 2)` or `{1, 2}` (a Python tuple, or a set, which the first members tell: a number
+    /// followed by `,` or `}`, or two strings): opens the array written for it.
     fn open_python_array(&mut self, closer: u8) -> Result<Expect, Error> {
         self.fault(RepairKind::PythonContainer, self.pos, "a JSON value")?;
         self.open(Frame::Array)?;
-        self.python_arrays.push((self.stack.len() - 1, closer));
+        self.python_arrays.push(PythonArray {
+            at: self.stack.len() - 1,
+            closer,
+            opened: self.out.len(),
+            comma: false,
+        });
         self.out.push(b'[');
         self.pos += 1;
         Ok(Expect::FirstElement)
@@ -145,15 +150,22 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             && self
                 .python_arrays
                 .last()
-                .is_some_and(|&(at, closer)| closer == b && at + 1 == self.stack.len())
+                .is_some_and(|p| p.closer == b && p.at + 1 == self.stack.len())
     }
 
     fn close_python_array(&mut self, expect: Expect) -> Result<Expect, Error> {
         if expect == Expect::NextElement {
             self.drop_last_comma()?; // `(1,)`, a one-tuple
         }
+        let python = *self.python_arrays.last().expect("awaited");
         self.pop();
-        self.out.push(b']');
+        if python.closer == b')' && !python.comma && expect == Expect::AfterValue {
+            // `(1)`: parentheses around one value, no tuple; the `[` becomes a space.
+            self.out[python.opened] = b' ';
+            self.rewrote_output_from(python.opened);
+        } else {
+            self.out.push(b']');
+        }
         self.pos += 1;
         Ok(self.after_value())
     }
@@ -226,9 +238,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let at = self.pos;
         match b {
             b')' | b'}' if self.awaits_python_closer(b, expect) => self.close_python_array(expect),
-            b'{' if !STRICT && self.src.get(at + 1) != Some(&b'"') && self.set_at(at) => {
-                self.open_python_array(b'}')
-            }
+            b'{' if !STRICT && self.set_at(at) => self.open_python_array(b'}'),
             b'(' if !STRICT && self.tuple_at(at) => self.open_python_array(b')'),
             b'{' => {
                 self.open(Frame::Object)?;
@@ -241,6 +251,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.emit_byte(b'[');
                 self.pos += 1;
                 Ok(Expect::FirstElement)
+            }
+            b'"' | b'\''
+                if !STRICT && expect == Expect::FirstElement && surely_quoted_key(self.src, at) =>
+            {
+                // `["key": "value"]`: members with no braces around them; an object is opened
+                // here, and the array's closer closes it too.
+                self.fault(RepairKind::MissingOpeningBrace, at, "a value")?;
+                self.open(Frame::Object)?;
+                self.out.push(b'{');
+                Ok(Expect::FirstKey)
             }
             b'"' => {
                 self.string(&scan::DOUBLE, false)?;
@@ -375,6 +395,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.pos += self.src[at..].iter().take_while(|&&c| c == b'.').count();
                 Ok(expect)
             }
+            b':' if !STRICT
+                && !matches!(
+                    self.src.get(scan::skip_ws(self.src, at + 1)),
+                    Some(b'}' | b',')
+                ) =>
+            {
+                // `{:2}`: a value with no key. Which key was meant cannot be told, and dropping
+                // the value would lose a member: refused.
+                Err(Error::unexpected(at, "a key before ':'", Some(':')))
+            }
             b',' | b'[' | b':' => {
                 let kind = if b == b',' {
                     RepairKind::ExtraComma
@@ -434,6 +464,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.close_python_array(Expect::AfterValue)
             }
             b',' => {
+                if !STRICT {
+                    let depth = self.stack.len();
+                    if let Some(p) = self.python_arrays.last_mut().filter(|p| p.at + 1 == depth) {
+                        p.comma = true;
+                    }
+                }
                 self.last_comma = (self.out.len(), at);
                 self.emit_byte(b',');
                 self.pos += 1;

@@ -485,6 +485,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 src.get(i + 1),
                 None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`')
             ) || (c == b'}' && src.get(i + 1) == Some(&b'{') && src.get(i + 2) == Some(&b'"'))
+                || (c == b'}'
+                    && src.get(i + 1) == Some(&b'[')
+                    && matches!(
+                        src.get(i + 2),
+                        Some(b'"' | b'{' | b'[' | b'-' | b'0'..=b'9')
+                    ))
         };
         match self.stack.last() {
             Some(Frame::Object | Frame::Brace) => match c {
@@ -589,7 +595,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     fn tuple_awaits_paren(&self) -> bool {
         self.python_arrays
             .last()
-            .is_some_and(|&(at, closer)| closer == b')' && at + 1 == self.stack.len())
+            .is_some_and(|p| p.closer == b')' && p.at + 1 == self.stack.len())
     }
 
     /// A value string whose text is JSON with its quotes left unescaped
@@ -659,6 +665,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     pub(super) fn set_at(&self, i: usize) -> bool {
         let src = self.src;
         let mut j = skip_ws(src, i + 1);
+        if matches!(src.get(j), Some(b'"' | b'\'')) {
+            return self.set_of_strings_at(j);
+        }
         if !matches!(src.get(j), Some(b'-' | b'0'..=b'9')) {
             return false;
         }
@@ -668,6 +677,34 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
         self.charge(j - i);
         matches!(src.get(skip_ws(src, j)), Some(b',' | b'}'))
+    }
+
+    /// `{'a', 'b'}` (a Python set of strings): from the first member at `i`, two quoted strings,
+    /// the first followed by `,`, the second by `,` or `}`, neither by `:`. Bounded: each string
+    /// is looked at within `LOOKAHEAD` bytes.
+    fn set_of_strings_at(&self, i: usize) -> bool {
+        let src = self.src;
+        let string_end = |at: usize| {
+            let quote = *src.get(at)?;
+            if !matches!(quote, b'"' | b'\'') {
+                return None;
+            }
+            let limit = (at + LOOKAHEAD).min(src.len());
+            let mut j = at + 1;
+            while j < limit && src[j] != quote && src[j] != b'\n' {
+                j += if src[j] == b'\\' { 2 } else { 1 };
+            }
+            (j < limit && src[j] == quote).then(|| skip_ws(src, j + 1))
+        };
+        let Some(after_first) = string_end(i) else {
+            return false;
+        };
+        self.charge(after_first - i);
+        if src.get(after_first) != Some(&b',') {
+            return false;
+        }
+        let second = skip_ws(src, after_first + 1);
+        string_end(second).is_some_and(|after| matches!(src.get(after), Some(b',' | b'}')))
     }
 
     /// A single backtick at `i` (in repair mode) opens a string; three open a fence.

@@ -683,7 +683,7 @@ fn every_kind_has_its_own_one_line_description() {
         );
         assert!(seen.insert(text), "{kind:?} shares its description");
     }
-    assert_eq!(RepairKind::ALL.len(), 35);
+    assert_eq!(RepairKind::ALL.len(), 36);
     assert_eq!(RepairKind::ALL[0], RepairKind::TrailingComma);
     assert_eq!(RepairKind::InvalidUtf8.as_str(), "invalid_utf8");
 }
@@ -1126,4 +1126,64 @@ proptest::proptest! {
             proptest::prop_assert!(false, "{:?} cap {}: {}", input, cap, e);
         }
     }
+}
+
+#[test]
+fn fences_with_no_line_break_several_fenced_blocks_and_a_bracket_before_the_fence() {
+    assert_eq!(fixed("```{\"a\":\"b\"}```"), "{\"a\":\"b\"}");
+    assert_eq!(fixed("````json {\"a\": 1}```"), "{\"a\": 1}");
+    assert_eq!(fixed("[```json\n{\"a\":\"b\"}\n```]"), "{\"a\":\"b\"}");
+    assert_eq!(fixed("{```\n{\"a\":\"b\"}\n```}"), "{\"a\":\"b\"}");
+    assert_eq!(
+        fixed("First:\n```json\n{\"a\": 1}\n```\nThen:\n```json\n{\"b\": 2}\n```\nDone."),
+        "[{\"a\": 1},{\"b\": 2}]"
+    );
+    assert_eq!(
+        fixed("```json\n{\"a\": 1}\n```\n```json\n[2]\n```"),
+        "[{\"a\": 1},[2]]"
+    );
+    // A fence after prose, around a value that opens no bracket.
+    assert_eq!(fixed("The pair:\n```python\n(1, 2)\n```"), "[1, 2]");
+    // Prose with no fence after it is still dropped, values in it too.
+    assert_eq!(fixed("{\"a\": 1} and then {\"c\": 3}"), "{\"a\": 1}");
+}
+
+#[test]
+fn values_alone_on_their_lines_and_glued_containers_are_several_values() {
+    assert_eq!(fixed("1\n2\n3"), "[1,\n2,\n3]");
+    assert_eq!(fixed("true\nnull"), "[true,\nnull]");
+    assert_eq!(fixed("{\"a\":\"x\"}[1,2]"), "[{\"a\":\"x\"},[1,2]]");
+    // A numbered line of prose is no value.
+    assert_eq!(fixed("{\"a\": 1}\n1. Do this"), "{\"a\": 1}");
+}
+
+#[test]
+fn parentheses_around_one_value_sets_of_strings_and_members_in_an_array() {
+    assert_eq!(fixed("(1)"), " 1");
+    assert_eq!(fixed("{\"g\": (\"x\")}"), "{\"g\":  \"x\"}");
+    assert_eq!(fixed("{\"p\": (1,)}"), "{\"p\": [1]}");
+    assert_eq!(fixed("((1, 2))"), " [1, 2]");
+    assert_eq!(fixed("{'a', 'b', 'c'}"), "[\"a\", \"b\", \"c\"]");
+    // One string, or a string and a key, is an object whose keys lack values.
+    assert_eq!(fixed("{\"a\"}"), "{\"a\":null}");
+    assert_eq!(fixed("{\"a\", \"b\": 1}"), "{\"a\":null, \"b\": 1}");
+    let (json, kinds) = fix("[\"key\": \"value\"]");
+    assert_eq!(json, "[{\"key\": \"value\"}]");
+    assert!(kinds.contains(&"missing_opening_brace"), "{kinds:?}");
+    assert_eq!(fixed("[\"key\":\"value\"}]"), "[{\"key\":\"value\"}]");
+}
+
+#[test]
+fn invisible_spaces_exponents_of_nothing_and_values_with_no_key() {
+    for space in ["\u{200b}", "\u{180e}", "\u{feff}", "\u{2060}"] {
+        assert_eq!(
+            fixed(&format!("{{\"a\":{space}\"foo\"}}")),
+            "{\"a\":\"foo\"}"
+        );
+    }
+    assert_eq!(fixed("[-e5]"), "[\"-e5\"]");
+    assert_eq!(fixed("[1e5, .5e1]"), "[1e5, 0.5e1]");
+    let refused = repair(b"{:2}", &Limits::default()).unwrap_err();
+    assert_eq!(refused.code(), crate::error::ErrorCode::Unparseable);
+    assert_eq!(fixed("{:}"), "{}");
 }
