@@ -269,3 +269,28 @@ def test_a_value_with_no_key_is_refused() -> None:
         toolmend.loads("{:2}")
     assert e.value.code == "TLP-004"
     assert toolmend.loads("{:}") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # A quote missing at an element's start or end.
+        ('{"tags": ["city" paris", "trip"]}', {"tags": ["city", "paris", "trip"]}),
+        ('["a" 2', ["a", 2]),
+        ('["hello,"world"]', ["hello", "world"]),
+        ('["say "hi" now", "x"]', ['say "hi" now', "x"]),
+        # Keys and numbers next to a missing quote.
+        ('{path":"a.txt",mode":"w"}', {"path": "a.txt", "mode": "w"}),
+        ('{"n": 12345", "w": ab" }', {"n": 12345, "w": "ab"}),
+        # Junk after the last member; an array closed early goes on.
+        ('{"b": "x" true}', {"b": "x"}),
+        ('{"ids": [1], [2, 3], "n": 1}', {"ids": [1, 2, 3], "n": 1}),
+        ('{"a": "x"}, "b" "y"}', {"a": "x", "b": "y"}),
+        # Arguments encoded twice behind prose or in a fence.
+        ('```json\n"{\\"city\\": \\"Paris\\"}"\n```', {"city": "Paris"}),
+        ('Here are the arguments: {\\"city\\": \\"Paris\\", \\"days\\": 3}', {"city": "Paris", "days": 3}),
+        ('"{\\"city\\": \\"Paris\\"}"', '{"city": "Paris"}'),
+    ],
+)
+def test_missing_quotes_junk_early_closes_and_double_encoding_keep_every_member(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value

@@ -4,7 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use super::lookahead::{list_marker_end, looks_like_element, looks_like_key};
+use super::lookahead::{key_missing_colon_at, list_marker_end, looks_like_element, looks_like_key};
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::limits::{Deadline, Limits};
@@ -130,6 +130,15 @@ impl RepairLog {
         }
     }
 
+    /// An empty log that keeps repairs as this one does.
+    pub(super) fn fresh(&self) -> Self {
+        RepairLog {
+            keep: self.keep,
+            cap: self.cap,
+            ..RepairLog::kept()
+        }
+    }
+
     /// Repairs at or past `end` close the text (see the type).
     pub(super) fn set_tail_from(&mut self, end: usize) {
         self.tail_from = end;
@@ -248,6 +257,12 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     /// A raw line feed was met in a string: string scans pass them from then on (see
     /// `StringStops::run_end`), and cost a little more per block.
     pub(super) raw_line_feeds: bool,
+    /// Text around the root value (a fence, prose) was dropped.
+    pub(super) unwrapped: bool,
+    /// Where the root value starts (past a fence or prose before it).
+    pub(super) root_at: usize,
+    /// The comma written last in an object follows a member whose value is an array.
+    pub(super) comma_after_array: bool,
 }
 
 impl<'a, const STRICT: bool> Engine<'a, STRICT> {
@@ -279,12 +294,16 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             json_scan_reached: Cell::new(0),
             wide_numbers: false,
             raw_line_feeds: false,
+            unwrapped: false,
+            root_at: 0,
+            comma_after_array: false,
         }
     }
 
     pub(super) fn run(&mut self) -> Result<(), Error> {
         if !STRICT {
             self.prelude();
+            self.root_at = self.pos;
         }
         self.value()?;
         self.epilogue()
@@ -441,6 +460,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         }
         if at != start {
             self.pos = at;
+            self.unwrapped = true;
         }
     }
 
@@ -476,7 +496,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 && !wrapped
                 && self.out.first() == Some(&b'{')
                 && self.out[..before_ws].last() == Some(&b'}')
-                && looks_like_key(self.src, next)
+                && (looks_like_key(self.src, next) || key_missing_colon_at(self.src, next))
             {
                 self.repairs.push(Repair {
                     kind: RepairKind::ExtraCloser,
@@ -505,6 +525,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             if another_value {
                 self.another_root_value(&mut wrapped, before_ws, next)?;
             } else if self.src[self.pos..].starts_with(b"```") {
+                self.unwrapped = true;
                 self.repairs.push(Repair {
                     kind: RepairKind::MarkdownFence,
                     position: self.pos,
@@ -528,6 +549,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 });
                 self.pos += 1;
             } else {
+                self.unwrapped = true;
                 self.repairs.push(Repair {
                     kind: RepairKind::SurroundingText,
                     position: self.pos,

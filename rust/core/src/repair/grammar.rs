@@ -405,6 +405,23 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 // the value would lose a member: refused.
                 Err(Error::unexpected(at, "a key before ':'", Some(':')))
             }
+            b'[' if !STRICT && expect == Expect::NextKey && self.comma_after_array => {
+                // `{"a": [1], [2], "b": 3}`: the array of the member before was closed early and
+                // goes on; the `[` is dropped and the array reopened.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
+                let (comma, _) = self.last_comma;
+                let closer = self.out[..comma]
+                    .iter()
+                    .rposition(|&c| !scan::is_ws(c))
+                    .expect("an array was written");
+                self.out.remove(closer);
+                self.rewrote_output_from(closer);
+                self.last_comma.0 -= 1;
+                self.comma_after_array = false;
+                self.open(Frame::Array)?;
+                self.pos += 1;
+                Ok(Expect::NextElement)
+            }
             b',' | b'[' | b':' => {
                 let kind = if b == b',' {
                     RepairKind::ExtraComma
@@ -469,6 +486,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     if let Some(p) = self.python_arrays.last_mut().filter(|p| p.at + 1 == depth) {
                         p.comma = true;
                     }
+                    self.comma_after_array = !in_array && self.last_written() == Some(b']');
                 }
                 self.last_comma = (self.out.len(), at);
                 self.emit_byte(b',');
@@ -516,6 +534,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.last_comma = (self.out.len(), at);
                     self.out.push(b',');
                     return Ok(Expect::NextKey);
+                }
+                if !STRICT && !in_array && is_ident(b) {
+                    let word = self.src[at..].iter().take_while(|&&c| is_ident(c)).count();
+                    if self.src.get(scan::skip_ws(self.src, at + word)) == Some(&b'}') {
+                        // `{"b": "x" true}`, `"data" AAAA }`: a stray word after the last
+                        // member, with no comma before it and no colon after it, is junk.
+                        self.fault(RepairKind::UnexpectedCharacter, at, expected)?;
+                        self.pos = at + word;
+                        return Ok(Expect::AfterValue);
+                    }
                 }
                 if starts_item {
                     self.fault(RepairKind::MissingComma, at, expected)?;

@@ -72,11 +72,13 @@ fn comment_len(src: &[u8], i: usize) -> Option<usize> {
             .position(|&b| b == b'\n')
             .or((rest.len() <= COMMENT_WINDOW).then_some(rest.len()))
     } else if rest.starts_with(b"/*") {
+        // A block comment left open at the end of the text was cut off there.
         window
             .windows(2)
             .skip(2)
             .position(|w| w == b"*/")
             .map(|n| n + 4)
+            .or((rest.len() <= COMMENT_WINDOW).then_some(rest.len()))
     } else {
         None
     }
@@ -154,6 +156,49 @@ pub(super) fn junk_word_before_key(src: &[u8], at: usize) -> Option<usize> {
         .count();
     let key = at + word + spaces;
     (spaces > 0 && surely_quoted_key(src, key)).then_some(key)
+}
+
+/// `b":` at `i`: a bare word stuck to a quote and then a colon, a key whose opening quote went
+/// missing (`{"a": "x", b": 1}`): where the quote stands. Bounded by `LOOKAHEAD`.
+pub(super) fn key_missing_open_quote(src: &[u8], i: usize) -> Option<usize> {
+    let word = src[i..]
+        .iter()
+        .take(LOOKAHEAD)
+        .take_while(|&&c| is_ident(c))
+        .count();
+    let quote = i + word;
+    (word > 0
+        && matches!(src.get(quote), Some(b'"' | b'\''))
+        && src.get(skip_ws(src, quote + 1)) == Some(&b':'))
+    .then_some(quote)
+}
+
+/// `"key" "value"`: a quoted key at `i` closed within `LOOKAHEAD` bytes on its line, then,
+/// with no colon, another quote.
+pub(super) fn key_missing_colon_at(src: &[u8], i: usize) -> bool {
+    if src.get(i) != Some(&b'"') {
+        return false;
+    }
+    let limit = (i + LOOKAHEAD).min(src.len());
+    let mut j = i + 1;
+    while j < limit && src[j] != b'"' && src[j] != b'\n' {
+        j += if src[j] == b'\\' { 2 } else { 1 };
+    }
+    j < limit && src[j] == b'"' && src.get(skip_ws(src, j + 1)) == Some(&b'"')
+}
+
+/// Whether a string element opened by the quote at `i` closes within `LOOKAHEAD` bytes, on its
+/// line, and a `,` or `]` (or the end) follows it.
+fn whole_element_at(src: &[u8], i: usize) -> bool {
+    let Some(&quote @ (b'"' | b'\'')) = src.get(i) else {
+        return false;
+    };
+    let limit = (i + LOOKAHEAD).min(src.len());
+    let mut j = i + 1;
+    while j < limit && src[j] != quote && src[j] != b'\n' {
+        j += if src[j] == b'\\' { 2 } else { 1 };
+    }
+    j < limit && src[j] == quote && matches!(src.get(skip_ws(src, j + 1)), None | Some(b',' | b']'))
 }
 
 /// Whether the input ends within a key opened at `i` (`{"a": "b", "c`): a quote, and no
@@ -244,15 +289,33 @@ pub(super) fn looks_like_element(src: &[u8], i: usize) -> bool {
 /// Where JSON escaped once too often begins: an object or array whose first key or string opens
 /// with `\"` (`{\"path\": ...}`), or a string that does (`\"hello\"`), as when a model
 /// stringifies its arguments twice.
+///
+/// Behind a fence or a line of prose too (```` ```json\n{\"a\": 1}``` ````, `Here it is:
+/// {\"a\": 1}`): there the first bracket is looked at, and the escaped line breaks of a
+/// pretty-printed text (`{\n  \"a\"`) count as the whitespace they stand for.
 pub(super) fn escaped_json_at(text: &[u8]) -> Option<usize> {
-    let start = scan::skip_ws(text, 0);
-    let inner = scan::skip_ws(text, start + 1);
-    if text[start.min(text.len())..].starts_with(b"\\\"") {
+    let mut start = scan::skip_ws(text, 0);
+    if text[start..].starts_with(b"\\\"") {
         return Some(start); // a stringified string: `\"hello\"`
     }
-    (matches!(text.get(start), Some(b'{' | b'['))
-        && text[inner.min(text.len())..].starts_with(b"\\\""))
-    .then_some(inner)
+    if text[start..].starts_with(b"```") {
+        start = super::engine::fence_body(text, start);
+    }
+    if !matches!(text.get(start), Some(b'{' | b'[' | b'"')) {
+        start += memchr::memchr2(b'{', b'[', &text[start..])?;
+    }
+    if !matches!(text.get(start), Some(b'{' | b'[')) {
+        return None;
+    }
+    let mut inner = start + 1;
+    loop {
+        inner = scan::skip_ws(text, inner);
+        match text.get(inner..inner + 2) {
+            Some(b"\\n" | b"\\t" | b"\\r") => inner += 2,
+            _ => break,
+        }
+    }
+    text[inner..].starts_with(b"\\\"").then_some(inner)
 }
 
 /// Whether the number-like run at `i` goes on into more text on its line before a delimiter:
@@ -501,6 +564,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         || looks_like_key(src, j)
                         || cut_key_at(src, j)
                         || junk_word_before_key(src, j).is_some()
+                        || key_missing_open_quote(src, j).is_some()
                 }
                 // A bare word stuck to the quote (`"run "d:/x/v2.py""`) is a key only when a
                 // value follows its colon: a path or a URL inside the string has none.
@@ -588,6 +652,135 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             .checked_sub(1)
             .filter(|&c| c >= content_start && src[c] == b',')?;
         looks_like_key(src, quote).then_some(comma)
+    }
+
+    /// A value string in an object reaches `, key: "` (a bare key, then the quote at `quote`
+    /// opening a whole value that a `,` or `}` follows): the value's closing quote went missing
+    /// before that comma (`{"a": "first, b: "second"}`). Returns the comma's position. A bounded
+    /// look back: a key of at most `LOOKAHEAD` bytes.
+    pub(super) fn bare_key_after_unclosed_value(
+        &self,
+        content_start: usize,
+        quote: usize,
+    ) -> Option<usize> {
+        let src = self.src;
+        if !matches!(self.stack.last(), Some(Frame::Object | Frame::Brace)) {
+            return None;
+        }
+        let back_ws = |mut c: usize| {
+            while c > content_start && matches!(src[c - 1], b' ' | b'\t') {
+                c -= 1;
+            }
+            c
+        };
+        let colon = back_ws(quote).checked_sub(1)?;
+        if colon <= content_start || src[colon] != b':' {
+            return None;
+        }
+        let key_end = back_ws(colon);
+        let mut key_start = key_end;
+        while key_start > content_start
+            && key_end - key_start < LOOKAHEAD
+            && is_ident(src[key_start - 1])
+        {
+            key_start -= 1;
+        }
+        let comma = back_ws(key_start).checked_sub(1)?;
+        let found = key_start < key_end
+            && comma > content_start
+            && src[comma] == b','
+            && key_start > comma + 1;
+        self.charge(quote - comma);
+        if !found {
+            return None;
+        }
+        let limit = (quote + LOOKAHEAD).min(src.len());
+        let mut j = quote + 1;
+        while j < limit && src[j] != src[quote] && src[j] != b'\n' {
+            j += if src[j] == b'\\' { 2 } else { 1 };
+        }
+        (j < limit
+            && src[j] == src[quote]
+            && matches!(src.get(skip_ws(src, j + 1)), None | Some(b',' | b'}')))
+        .then_some(comma)
+    }
+
+    /// In an array, whether the quote at `quote`, which did not look closed, ends its element
+    /// all the same because another element follows with its comma missing: a number or
+    /// literal alone (`["a" 2`), or a word stuck to a quote that ends the next element
+    /// (`["value1" value2", "value3"]`: that element's opening quote went missing). Bounded by
+    /// `LOOKAHEAD`.
+    pub(super) fn element_follows_quote(&self, quote: usize, close: u8) -> bool {
+        let src = self.src;
+        if self.stack.last() != Some(&Frame::Array) {
+            return false;
+        }
+        let after = quote + 1;
+        let k = after
+            + src[after..]
+                .iter()
+                .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                .count();
+        if k == after {
+            return false;
+        }
+        let scalar_end = match src.get(k) {
+            Some(b'-' | b'0'..=b'9') => super::scalars::strict_number_end(src, k),
+            _ => scan::json_literal_len(src, k).map(|n| k + n),
+        };
+        if let Some(end) = scalar_end {
+            let m = end
+                + src[end..]
+                    .iter()
+                    .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                    .count();
+            if matches!(src.get(m), None | Some(b',' | b']' | b'\n' | b'\r')) {
+                return true;
+            }
+        }
+        if is_ws(src[quote - 1]) {
+            return false;
+        }
+        let limit = (k + LOOKAHEAD).min(src.len());
+        let mut j = k;
+        while j < limit
+            && src[j] != close
+            && !matches!(
+                src[j],
+                b'\n' | b'\r' | b',' | b'[' | b']' | b'{' | b'}' | b':'
+            )
+        {
+            j += 1;
+        }
+        self.charge(j - k);
+        j < limit
+            && j > k
+            && src[j] == close
+            && !is_ws(src[j - 1])
+            && matches!(src.get(skip_ws(src, j + 1)), None | Some(b',' | b']'))
+    }
+
+    /// An element string in an array reaches a quote right after a comma (and whitespace), and
+    /// that quote opens a whole element (`["hello,"world"]`, `"abc,\n"def"`): the element's
+    /// closing quote went missing before the comma. Returns the comma's position.
+    pub(super) fn element_after_unclosed_value(
+        &self,
+        content_start: usize,
+        quote: usize,
+    ) -> Option<usize> {
+        let src = self.src;
+        if self.stack.last() != Some(&Frame::Array) {
+            return None;
+        }
+        let mut c = quote;
+        while c > content_start && is_ws(src[c - 1]) {
+            c -= 1;
+        }
+        self.charge(quote - c);
+        let comma = c
+            .checked_sub(1)
+            .filter(|&c| c > content_start && src[c] == b',')?;
+        whole_element_at(src, quote).then_some(comma)
     }
 
     /// The innermost container is an array written for a tuple, which `)` closes.
@@ -766,6 +959,14 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 return None;
             }
             at -= 1;
+        }
+        // Whitespace before the closers is layout, not the value's (`"abc\n]`).
+        let text_end = at;
+        while at > content_start && is_ws(src[at - 1]) {
+            at -= 1;
+        }
+        if at == content_start {
+            at = text_end;
         }
         // The text before the closers must be the value's own, not empty.
         (at > content_start && at < end).then_some(at)

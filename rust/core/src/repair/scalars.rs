@@ -31,6 +31,17 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.note_width(&src[start..end]);
                 self.emit(&src[start..end]);
                 self.pos = end;
+                if !STRICT
+                    && src.get(end) == Some(&b'"')
+                    && matches!(
+                        src.get(scan::skip_ws(src, end + 1)),
+                        None | Some(b',' | b'}' | b']')
+                    )
+                {
+                    // `"n": 12345",`: a stray quote after the number (its opening one missing).
+                    self.fault(RepairKind::UnexpectedCharacter, end, "',' after a value")?;
+                    self.pos = end + 1;
+                }
                 return Ok(());
             }
         }

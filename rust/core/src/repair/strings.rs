@@ -90,7 +90,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     }
                     let closes = match json_end {
                         Some(end) => i == end,
-                        None => STRICT || is_key || self.quote_closes(self.pos, delim.close[0]),
+                        None => {
+                            STRICT
+                                || is_key
+                                || self.quote_closes(self.pos, delim.close[0])
+                                || (!kept_quote && self.element_follows_quote(i, delim.close[0]))
+                        }
                     };
                     if closes {
                         self.emit_byte(b'"');
@@ -108,17 +113,36 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     // Only while no quote inside this string was kept as a character: code in a
                     // string (`return {"a": 1, "b": 2}`) writes keys after commas too.
                     if let Some(comma) = (!kept_quote)
-                        .then(|| self.key_after_unclosed_value(content_start, i, delim))
+                        .then(|| {
+                            self.key_after_unclosed_value(content_start, i, delim)
+                                .or_else(|| self.element_after_unclosed_value(content_start, i))
+                                .or_else(|| {
+                                    (delim.close == b"\"")
+                                        .then(|| {
+                                            self.bare_key_after_unclosed_value(content_start, i)
+                                        })
+                                        .flatten()
+                                })
+                        })
                         .flatten()
-                        .filter(|&comma| rewritten_at.is_none_or(|at| at < comma))
+                        // From the comma on, the output is a copy but for whitespace escaped.
+                        .filter(|&comma| {
+                            rewritten_at.is_none_or(|at| at < comma)
+                                || src[comma + 1..i].iter().all(|&c| is_ws(c))
+                        })
                     {
-                        // `"city": "New York, "zip": 1`: the value ended at the comma.
+                        // `"city": "New York, "zip": 1`, `["hello,"world"]`: the value ended
+                        // at the comma. Control characters escaped after it are read again.
+                        let escaped = src[comma..i].iter().filter(|&&c| c < 0x20).count();
+                        self.repairs
+                            .take_back_from(comma, RepairKind::ControlCharacter, escaped);
                         self.repairs.push(Repair {
                             kind: RepairKind::TruncatedString,
                             position: comma,
                             count: 1,
                         });
-                        self.out.truncate(self.out.len() - (i - comma));
+                        let written: usize = src[comma..i].iter().map(|&c| escaped_len(c)).sum();
+                        self.out.truncate(self.out.len() - written);
                         self.rewrote_output_from(self.out.len());
                         self.out.push(b'"');
                         self.pos = comma;
@@ -348,13 +372,17 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         {
             end += 1;
         }
+        // `{a": 1}`: the key's opening quote went missing; its closing one is dropped.
+        let stray_quote = matches!(src.get(end), Some(b'"' | b'\''))
+            && src.get(scan::skip_ws(src, end + 1)) == Some(&b':');
+        let after = end + usize::from(stray_quote);
         while end > start + 1 && is_ws(src[end - 1]) {
             end -= 1;
         }
         self.out.push(b'"');
         self.push_escaped(&src[start..end]);
         self.out.push(b'"');
-        self.pos = end;
+        self.pos = if stray_quote { after } else { end };
     }
 }
 

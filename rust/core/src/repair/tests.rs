@@ -1187,3 +1187,93 @@ fn invisible_spaces_exponents_of_nothing_and_values_with_no_key() {
     assert_eq!(refused.code(), crate::error::ErrorCode::Unparseable);
     assert_eq!(fixed("{:}"), "{}");
 }
+
+#[test]
+fn a_quote_missing_at_an_element_s_start_or_end_eats_no_neighbour() {
+    // An element with its opening quote missing (a word stuck to a quote before `,` or `]`).
+    assert_eq!(
+        fixed(r#"["value1" value2", "value3"]"#),
+        r#"["value1" ,"value2", "value3"]"#
+    );
+    // A number or literal alone after an element: its comma went missing.
+    assert_eq!(fixed(r#"["a" 2"#), r#"["a" ,2]"#);
+    assert_eq!(fixed(r#"["a" "b" true]"#), r#"["a" ,"b" ,true]"#);
+    // An element whose closing quote is missing before a comma and a whole element.
+    assert_eq!(fixed(r#"["hello,"world"]"#), r#"["hello","world"]"#);
+    assert_eq!(fixed("[\n\"abc,\n\"def\"\n]"), "[\n\"abc\",\n\"def\"\n]");
+    // Before the closers that end the text, whitespace is layout.
+    assert_eq!(fixed("[\"abc  ]\n"), "[\"abc\"  ]\n");
+    assert_eq!(fixed("[\n[\n\"abc\n]\n]"), "[\n[\n\"abc\"\n]\n]");
+    // Inner quotes that pair up stay inside, numbers after them too.
+    assert_eq!(
+        fixed(r#"["say "hi" now", "x"]"#),
+        r#"["say \"hi\" now", "x"]"#
+    );
+    assert_eq!(
+        fixed(r#"["He said "hi" 2 times", "x"]"#),
+        r#"["He said \"hi\" 2 times", "x"]"#
+    );
+}
+
+#[test]
+fn keys_and_members_around_a_missing_quote_are_kept() {
+    assert_eq!(fixed(r#"{a":"foo","b":"bar"}"#), r#"{"a":"foo","b":"bar"}"#);
+    assert_eq!(fixed(r#"{"a":"foo",b":"bar"}"#), r#"{"a":"foo","b":"bar"}"#);
+    assert_eq!(
+        fixed(r#"{"w": abc", "n": 12345", "v": x" }"#),
+        r#"{"w": "abc", "n": 12345, "v": "x" }"#
+    );
+    assert_eq!(
+        fixed(r#"{"a": "first, b: "second"}"#),
+        r#"{"a": "first", "b": "second"}"#
+    );
+    // With no quoted value after it, `, word:` inside a value left open stays text.
+    assert_eq!(
+        fixed(r#"{"msg": "Hello, note: at 5}"#),
+        r#"{"msg": "Hello, note: at 5"}"#
+    );
+}
+
+#[test]
+fn junk_after_the_last_member_is_dropped_and_arrays_closed_early_go_on() {
+    let (json, kinds) = fix(r#"{"b": "x" true}"#);
+    assert_eq!(json, r#"{"b": "x" }"#);
+    assert_eq!(kinds, vec!["unexpected_character"]);
+    assert_eq!(
+        fixed(r#"{"b": "x", "c": "y" AAAA }"#),
+        r#"{"b": "x", "c": "y"  }"#
+    );
+    // After a comma a bare word is still a key with no value.
+    assert_eq!(fixed(r#"{"a": 1, b}"#), r#"{"a": 1, "b":null}"#);
+    assert_eq!(
+        fixed(r#"{"a": ["x"], ["y"], ["z"], "b": 1}"#),
+        r#"{"a": ["x", "y", "z"], "b": 1}"#
+    );
+    assert_eq!(
+        fixed(r#"{"k": [[1], "a"], [[2], [3]] }"#),
+        r#"{"k": [[1], "a", [2], [3]] }"#
+    );
+    // The root object closed early and continued with a colon missing.
+    assert_eq!(fixed(r#"{"a": "x"}, "b" "y"}"#), r#"{"a": "x", "b" :"y"}"#);
+    // A block comment cut off at the end of the text.
+    assert_eq!(fixed(r#"{"a": "x" /* note"#), r#"{"a": "x" }"#);
+}
+
+#[test]
+fn arguments_encoded_twice_behind_prose_or_in_a_fence_are_decoded() {
+    let (json, kinds) = fix("```json\n\"{\\\"a\\\": [1], \\\"b\\\": \\\"x\\\"}\"\n```");
+    assert_eq!(json, r#"{"a": [1], "b": "x"}"#);
+    assert!(kinds.contains(&"escaped_json"), "{kinds:?}");
+    assert_eq!(fixed("Here it is: \"{\\\"a\\\": 1}\""), r#"{"a": 1}"#);
+    assert_eq!(
+        fixed("Sure: {\\\"a\\\": 1, \\\"b\\\": true"),
+        r#"{"a": 1, "b": true}"#
+    );
+    assert_eq!(
+        fixed("```json\n{\\n  \\\"a\\\": \\\"x\\\"\\n}\n```"),
+        "{\n  \"a\": \"x\"\n}"
+    );
+    // A JSON string alone is valid JSON, and stays a string; so does one with no JSON in it.
+    assert_eq!(fixed("\"{\\\"a\\\": 1}\""), "\"{\\\"a\\\": 1}\"");
+    assert_eq!(fixed("```json\n\"hello\"\n```"), "\"hello\"");
+}
