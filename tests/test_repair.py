@@ -294,3 +294,21 @@ def test_a_value_with_no_key_is_refused() -> None:
 )
 def test_missing_quotes_junk_early_closes_and_double_encoding_keep_every_member(text: str, value: object) -> None:
     assert toolmend.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("{`path´: `a.txt´}", {"path": "a.txt"}),
+        ('[{"id": 1 {"id": 2}]', [{"id": 1}, {"id": 2}]),
+        ('[{"id": 1, {"id": 2}]', [{"id": 1}, {"id": 2}]),
+        ("{mode “append”}", {"mode": "append"}),
+        ('{"a": TRUE, "b": Null}', {"a": True, "b": None}),
+        ('{"note": "line one\\\nline two"}', {"note": "line one\nline two"}),
+        ('{"path": "a.txt", "', {"path": "a.txt"}),
+        ('{"x": "the answer is {"a": "b"}, not a string", "n": 1}', {"x": 'the answer is {"a": "b"}, not a string', "n": 1}),
+        ('{"x": "a, {"k": 1}, "y": 2}', {"x": 'a, {"k": 1}', "y": 2}),
+    ],
+)
+def test_backticks_objects_left_open_in_arrays_and_inline_objects_read_what_was_meant(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value

@@ -327,6 +327,10 @@ pub(crate) static CURLY_SINGLE: Delimiter = delimiter("\u{2018}", "\u{2019}", "\
 /// Backticks, which JavaScript template strings and some models put around JSON strings (a
 /// single one: three open a fence).
 pub(crate) static BACKTICK: Delimiter = delimiter("`", "`", "`");
+/// A backtick closed by an acute accent or an apostrophe (`` `a´ ``, `` `a' ``): keyboards and
+/// fonts that pair them.
+pub(crate) static BACKTICK_ACUTE: Delimiter = delimiter("`", "\u{00b4}", "\u{00b4}");
+pub(crate) static BACKTICK_APOSTROPHE: Delimiter = delimiter("`", "'", "'");
 
 /// Unicode spaces outside strings (no-break, en to hair, narrow no-break, ideographic) and
 /// the invisible characters that paste along with them (zero-width space, joiners, word
@@ -385,7 +389,12 @@ pub(crate) fn literal_at(src: &[u8], i: usize) -> Option<Literal> {
         Some(b'n') => &[(b"null", Null)],
         Some(b'T') => &[(b"True", PyTrue), (b"TRUE", PyTrue)],
         Some(b'F') => &[(b"False", PyFalse), (b"FALSE", PyFalse)],
-        Some(b'N') => &[(b"None", PyNone), (b"NULL", PyNone), (b"NaN", JsNull)],
+        Some(b'N') => &[
+            (b"None", PyNone),
+            (b"NULL", PyNone),
+            (b"Null", PyNone),
+            (b"NaN", JsNull),
+        ],
         Some(b'u') => &[(b"undefined", JsNull)],
         Some(b'I') => &[(b"Infinity", JsNull)],
         _ => return None,

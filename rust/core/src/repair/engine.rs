@@ -263,6 +263,9 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     pub(super) root_at: usize,
     /// The comma written last in an object follows a member whose value is an array.
     pub(super) comma_after_array: bool,
+    /// How far a scan for an object written inline in a string reached without finding its
+    /// end (see `inline_json_end`).
+    pub(super) inline_scan_reached: Cell<usize>,
 }
 
 impl<'a, const STRICT: bool> Engine<'a, STRICT> {
@@ -297,6 +300,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             unwrapped: false,
             root_at: 0,
             comma_after_array: false,
+            inline_scan_reached: Cell::new(0),
         }
     }
 

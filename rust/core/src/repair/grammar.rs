@@ -193,6 +193,25 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
     }
 
+    /// At the end of the text: the key (`expect` a colon) or array element written last is an
+    /// empty string whose opening quote was the text's last byte.
+    fn cut_at_an_empty_string(&self, expect: Expect) -> bool {
+        let text = self.src.trim_ascii_end();
+        let in_array = self.stack.last() == Some(&Frame::Array);
+        (expect == Expect::Colon || (expect == Expect::AfterValue && in_array))
+            && text.last() == Some(&b'"')
+            && text.len() >= 2
+            && text[text.len() - 2] != b'"'
+            && text[text.len() - 2] != b'\\'
+            && self.out.ends_with(b"\"\"")
+    }
+
+    /// The innermost container is an object (no redundant brace) held by an array.
+    fn object_in_array(&self) -> bool {
+        let n = self.stack.len();
+        n >= 2 && self.stack[n - 1] == Frame::Object && self.stack[n - 2] == Frame::Array
+    }
+
     /// Removes the comma written last (only whitespace has been written after it).
     fn drop_last_comma(&mut self) -> Result<(), Error> {
         let (out_at, src_at) = self.last_comma;
@@ -214,6 +233,20 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         };
         if STRICT {
             return Err(Error::unexpected(at, expected, None));
+        }
+        if self.cut_at_an_empty_string(expect) {
+            // `{"a": 1, "` or `["`: a key or element cut off right after its opening quote
+            // holds nothing; it is dropped, with the comma before it.
+            self.out.truncate(self.out.len() - 2);
+            self.rewrote_output_from(self.out.len());
+            if self.last_written() == Some(b',') {
+                self.drop_last_comma()?;
+            }
+            while !self.stack.is_empty() {
+                self.tick()?;
+                self.close_missing(at);
+            }
+            return Ok(());
         }
         match expect {
             Expect::MemberValue => {
@@ -302,7 +335,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             }
             b'`' if self.backtick_string_at(at) => {
                 self.fault(RepairKind::SpecialQuotes, at, "a double-quoted string")?;
-                self.string(&scan::BACKTICK, false)?;
+                self.string(self.backtick_delimiter(at), false)?;
                 Ok(self.after_value())
             }
             _ if !STRICT && self.call_wrapper_at(at).is_some() => {
@@ -380,8 +413,18 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             }
             b'`' if self.backtick_string_at(at) => {
                 self.fault(RepairKind::SpecialQuotes, at, "a double-quoted key")?;
-                self.string(&scan::BACKTICK, true)?;
+                self.string(self.backtick_delimiter(at), true)?;
                 Ok(Expect::Colon)
+            }
+            b'{' if !STRICT && expect == Expect::NextKey && self.object_in_array() => {
+                // `[{"i": 1, {"i": 2}]`: the object's `}` went missing before its comma.
+                let (comma, _) = self.last_comma;
+                self.out.remove(comma);
+                self.rewrote_output_from(comma);
+                self.close_missing(at);
+                self.last_comma = (self.out.len(), at);
+                self.out.push(b',');
+                Ok(Expect::NextElement)
             }
             b'{' => {
                 self.fault(RepairKind::RedundantBrace, at, "a double-quoted key")?;
@@ -534,6 +577,14 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.last_comma = (self.out.len(), at);
                     self.out.push(b',');
                     return Ok(Expect::NextKey);
+                }
+                if !STRICT && b == b'{' && self.object_in_array() {
+                    // `[{"i": 1 {"i": 2}]`: the object's `}` went missing before the next one.
+                    self.close_missing(at);
+                    self.fault(RepairKind::MissingComma, at, expected)?;
+                    self.last_comma = (self.out.len(), at);
+                    self.out.push(b',');
+                    return Ok(Expect::NextElement);
                 }
                 if !STRICT && !in_array && is_ident(b) {
                     let word = self.src[at..].iter().take_while(|&&c| is_ident(c)).count();

@@ -141,21 +141,23 @@ pub(super) fn surely_quoted_key(src: &[u8], i: usize) -> bool {
 /// Where the quoted key starts after a bare word and a space at `at` (`COMMENT "b": 2`): the
 /// word is no key (a key is followed by its colon), only junk. Bounded: a word of at most 64
 /// bytes, and the key's own bounded look-ahead.
+///
+/// A few words with their punctuation (`quick brown fox. "b": 2`) are junk alike, within the
+/// same 64 bytes.
 pub(super) fn junk_word_before_key(src: &[u8], at: usize) -> Option<usize> {
-    let word = src[at..]
-        .iter()
-        .take(65)
-        .take_while(|&&c| is_ident(c))
-        .count();
-    if word == 0 || word > 64 {
+    if !src.get(at).is_some_and(|&c| is_ident(c)) {
         return None;
     }
-    let spaces = src[at + word..]
+    let run = src[at..]
         .iter()
-        .take_while(|&&c| matches!(c, b' ' | b'\t'))
+        .take(65)
+        .take_while(|&&c| is_ident(c) || matches!(c, b' ' | b'\t' | b'.' | b'!' | b'?'))
         .count();
-    let key = at + word + spaces;
-    (spaces > 0 && surely_quoted_key(src, key)).then_some(key)
+    if run > 64 {
+        return None;
+    }
+    let key = at + run;
+    (matches!(src[key - 1], b' ' | b'\t') && surely_quoted_key(src, key)).then_some(key)
 }
 
 /// `b":` at `i`: a bare word stuck to a quote and then a colon, a key whose opening quote went
@@ -654,6 +656,55 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         looks_like_key(src, quote).then_some(comma)
     }
 
+    /// A value string's quote at `quote`, which did not end it, right after a `{` or `[` of its
+    /// text (`answer is {"blank_1": "5"}, correct`): an object or array written inline. Where the
+    /// bracket that balances it ends, when that is on the same line within `4 * LOOKAHEAD`
+    /// bytes and more text follows it than closers (so the string's own closers are never
+    /// taken for it). Bounded by that window.
+    pub(super) fn inline_json_end(&self, content_start: usize, quote: usize) -> Option<usize> {
+        let src = self.src;
+        let mut open = quote;
+        while open > content_start && matches!(src[open - 1], b' ' | b'\t') {
+            open -= 1;
+        }
+        let open = open.checked_sub(1).filter(|&o| o >= content_start)?;
+        // A scan that found no end recorded how far it read: none starts inside that stretch
+        // again, so failed scans read each byte once.
+        if !matches!(src[open], b'{' | b'[') || open < self.inline_scan_reached.get() {
+            return None;
+        }
+        let limit = (open + LOOKAHEAD * 4).min(src.len());
+        let mut depth = 0usize;
+        let mut j = open;
+        let end = loop {
+            if j >= limit {
+                break None;
+            }
+            match src[j] {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break Some(j + 1);
+                    }
+                }
+                b'\n' => break None,
+                b'\\' => j += 1,
+                _ => {}
+            }
+            j += 1;
+        };
+        self.charge(j.min(src.len()) - open);
+        let Some(end) = end else {
+            self.inline_scan_reached.set(j);
+            return None;
+        };
+        let rest = src[end..limit.max(end)].trim_ascii_start();
+        rest.first()
+            .is_some_and(|&b| !matches!(b, b'}' | b']'))
+            .then_some(end)
+    }
+
     /// A value string in an object reaches `, key: "` (a bare key, then the quote at `quote`
     /// opening a whole value that a `,` or `}` follows): the value's closing quote went missing
     /// before that comma (`{"a": "first, b: "second"}`). Returns the comma's position. A bounded
@@ -903,6 +954,36 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     /// A single backtick at `i` (in repair mode) opens a string; three open a fence.
     pub(super) fn backtick_string_at(&self, i: usize) -> bool {
         !STRICT && self.src.get(i + 1) != Some(&b'`')
+    }
+
+    /// What closes the string a backtick opens at `i`: the first backtick or acute accent on its
+    /// line (`` `a´ ``), else an apostrophe that a delimiter follows (`` `a', ``). Bounded:
+    /// the line's first `4 * LOOKAHEAD` bytes, which the string then reads.
+    pub(super) fn backtick_delimiter(&self, i: usize) -> &'static Delimiter {
+        let src = self.src;
+        let limit = (i + 1 + LOOKAHEAD * 4).min(src.len());
+        let line = &src[i + 1..limit];
+        let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+        self.charge(line.len());
+        let backtick = memchr::memchr(b'`', line);
+        let acute = memchr::memmem::find(line, "\u{00b4}".as_bytes());
+        match (backtick, acute) {
+            (Some(b), Some(a)) if a < b => return &scan::BACKTICK_ACUTE,
+            (Some(_), _) => return &scan::BACKTICK,
+            (None, Some(_)) => return &scan::BACKTICK_ACUTE,
+            (None, None) => {}
+        }
+        let apostrophe_ends = memchr::memchr_iter(b'\'', line).any(|k| {
+            matches!(
+                src.get(skip_ws(src, i + 2 + k)),
+                None | Some(b',' | b':' | b'}' | b']')
+            )
+        });
+        if apostrophe_ends {
+            &scan::BACKTICK_APOSTROPHE
+        } else {
+            &scan::BACKTICK
+        }
     }
 
     /// Whether the last value written, whitespace aside, is a string.

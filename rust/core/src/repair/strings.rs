@@ -17,6 +17,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
         let content_start = self.pos + delim.open.len();
         let mut kept_quote = false;
+        // An object or array written inline in the text (`is {"a": "b"}, which`): the quotes
+        // before this position are its own.
+        let mut inline_end: Option<usize> = None;
         // Where the output last stopped being a byte-for-byte copy of the source (an escape
         // written out): a value cut back to an earlier comma must be a copy from there on.
         let mut rewritten_at: Option<usize> = None;
@@ -74,6 +77,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     && (delim.close.len() == 1 || src[i..].starts_with(delim.close)) =>
                 {
                     self.pos += delim.close.len();
+                    if inline_end.is_some_and(|end| i < end) {
+                        self.repairs.push(Repair {
+                            kind: RepairKind::UnescapedQuotes,
+                            position: i,
+                            count: 1,
+                        });
+                        self.out.extend_from_slice(delim.inner);
+                        rewritten_at = Some(i);
+                        continue;
+                    }
                     if !STRICT && is_key && self.colon_inside_key(content_start, i) {
                         // `{"key:"value"}`: the key ended at its colon, and this quote opens
                         // the value. The colon is read again, after the key.
@@ -109,6 +122,19 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         });
                         self.out.extend_from_slice(delim.inner);
                         continue;
+                    }
+                    if !is_key && delim.close == b"\"" {
+                        if let Some(end) = self.inline_json_end(content_start, i) {
+                            inline_end = Some(end);
+                            self.repairs.push(Repair {
+                                kind: RepairKind::UnescapedQuotes,
+                                position: i,
+                                count: 1,
+                            });
+                            self.out.extend_from_slice(delim.inner);
+                            rewritten_at = Some(i);
+                            continue;
+                        }
                     }
                     // Only while no quote inside this string was kept as a character: code in a
                     // string (`return {"a": 1, "b": 2}`) writes keys after commas too.
@@ -325,6 +351,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     }
                 }
             }
+            Some(b'\n') => {
+                // A backslash ending the line (a line continuation): the line break it escapes.
+                self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
+                self.out.extend_from_slice(b"\\n");
+                self.pos += 2;
+            }
             Some(b'\'') => {
                 if !in_single {
                     self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
@@ -369,6 +401,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 src[end],
                 b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\'' | b'\n' | b'\r'
             )
+            && !(end > start && scan::curly_quote_at(src, end).is_some())
         {
             end += 1;
         }

@@ -1277,3 +1277,44 @@ fn arguments_encoded_twice_behind_prose_or_in_a_fence_are_decoded() {
     assert_eq!(fixed("\"{\\\"a\\\": 1}\""), "\"{\\\"a\\\": 1}\"");
     assert_eq!(fixed("```json\n\"hello\"\n```"), "\"hello\"");
 }
+
+#[test]
+fn backticks_closed_otherwise_objects_left_open_in_arrays_and_cut_empty_strings() {
+    assert_eq!(fixed("{`a\u{b4}:`b\u{b4}}"), r#"{"a":"b"}"#);
+    assert_eq!(fixed("[`foo', 1]"), r#"["foo", 1]"#);
+    assert_eq!(fixed("[`it's`]"), r#"["it's"]"#);
+    assert_eq!(fixed(r#"[{"i":1{"i":2}]"#), r#"[{"i":1},{"i":2}]"#);
+    assert_eq!(fixed(r#"[{"i":1,{"i":2}]"#), r#"[{"i":1},{"i":2}]"#);
+    // Outside an array a doubled brace is still a template's.
+    assert_eq!(fixed(r#"{{"a": 1}}"#), r#"{"a": 1}"#);
+    assert_eq!(fixed("{a \u{201c}b\u{201d}}"), r#"{"a" :"b"}"#);
+    assert_eq!(
+        fixed("{\"a\": TRUE, \"b\": Null}"),
+        r#"{"a": true, "b": null}"#
+    );
+    assert_eq!(fixed("\"first\\\nsecond\""), r#""first\nsecond""#);
+    assert_eq!(fixed("{\""), "{}");
+    assert_eq!(fixed(r#"{"a": 1, ""#), r#"{"a": 1 }"#);
+    assert_eq!(fixed("[1, \""), "[1 ]");
+    // An empty string written whole is kept.
+    assert_eq!(fixed(r#"["a", """#), r#"["a", ""]"#);
+    assert_eq!(fixed(r#"{"a": ""#), r#"{"a": ""}"#);
+    assert_eq!(
+        fixed(r#"{"a": sic. "b": x, quick brown fox. "c": y}"#),
+        r#"{"a": "sic." ,"b": "x", "c": "y"}"#
+    );
+}
+
+#[test]
+fn objects_written_inline_in_a_value_keep_their_quotes() {
+    assert_eq!(
+        fixed(r#"{"x": "the answer is {"a": "b"}, not a string"}"#),
+        r#"{"x": "the answer is {\"a\": \"b\"}, not a string"}"#
+    );
+    assert_eq!(
+        fixed(r#"{"x": "a, {"k": 1}, "y": 2}"#),
+        r#"{"x": "a, {\"k\": 1}", "y": 2}"#
+    );
+    // A brace whose balance is the text's own closer is no inline object.
+    assert_eq!(fixed(r#"{"a": "x {", "b": 1}"#), r#"{"a": "x {", "b": 1}"#);
+}
