@@ -312,3 +312,22 @@ def test_missing_quotes_junk_early_closes_and_double_encoding_keep_every_member(
 )
 def test_backticks_objects_left_open_in_arrays_and_inline_objects_read_what_was_meant(text: str, value: object) -> None:
     assert toolmend.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('{"a": "first, b: 1}', {"a": "first", "b": 1}),
+        ('{"msg": "Hello, note: at 5}', {"msg": "Hello, note: at 5"}),
+        ('{"path:a.txt}', {"path": "a.txt"}),
+        ('{"k": {"a": "x" # note }, "b": 1}', {"k": {"a": "x"}, "b": 1}),
+    ],
+)
+def test_members_held_by_a_string_left_open_or_a_comment_are_kept(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value
+
+
+def test_a_value_cut_off_mid_string_stays_cut() -> None:
+    result = toolmend.repair('{"a": "hello, b: 5')
+    assert json.loads(result.json) == {"a": "hello, b: 5"}
+    assert "truncated_string" in [r.kind for r in result.repairs]

@@ -4,7 +4,9 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use super::lookahead::{key_missing_colon_at, list_marker_end, looks_like_element, looks_like_key};
+use super::lookahead::{
+    key_missing_colon_at, line_comment_len, list_marker_end, looks_like_element, looks_like_key,
+};
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::limits::{Deadline, Limits};
@@ -266,6 +268,8 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     /// How far a scan for an object written inline in a string reached without finding its
     /// end (see `inline_json_end`).
     pub(super) inline_scan_reached: Cell<usize>,
+    /// A string left open to the end was looked at for a member it holds (at most once).
+    pub(super) open_string_split: Cell<bool>,
 }
 
 impl<'a, const STRICT: bool> Engine<'a, STRICT> {
@@ -301,6 +305,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             root_at: 0,
             comma_after_array: false,
             inline_scan_reached: Cell::new(0),
+            open_string_split: Cell::new(false),
         }
     }
 
@@ -650,7 +655,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 continue;
             }
             let end = if rest.starts_with(b"//") || rest.starts_with(b"#") {
-                rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())
+                line_comment_len(&rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())])
             } else if rest.starts_with(b"/*") {
                 rest.windows(2)
                     .skip(2)

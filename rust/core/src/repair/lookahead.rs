@@ -71,6 +71,7 @@ fn comment_len(src: &[u8], i: usize) -> Option<usize> {
             .iter()
             .position(|&b| b == b'\n')
             .or((rest.len() <= COMMENT_WINDOW).then_some(rest.len()))
+            .map(|n| line_comment_len(&rest[..n]))
     } else if rest.starts_with(b"/*") {
         // A block comment left open at the end of the text was cut off there.
         window
@@ -82,6 +83,18 @@ fn comment_len(src: &[u8], i: usize) -> Option<usize> {
     } else {
         None
     }
+}
+
+/// The length of a line comment whose line is `line` (without its line break): the whole line,
+/// unless a closer in it is followed by `,` and a quoted key (`# note }, "b": 2`), where the
+/// comment ends, so that the members after it are kept. Each closer's look is bounded.
+pub(super) fn line_comment_len(line: &[u8]) -> usize {
+    memchr::memchr2_iter(b'}', b']', line)
+        .find(|&k| {
+            let comma = skip_ws(line, k + 1);
+            line.get(comma) == Some(&b',') && surely_quoted_key(line, skip_ws(line, comma + 1))
+        })
+        .unwrap_or(line.len())
 }
 
 /// Whether an object key starts at `i`: a quoted or bare name followed by `:`, or a `}` that
@@ -567,6 +580,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         || cut_key_at(src, j)
                         || junk_word_before_key(src, j).is_some()
                         || key_missing_open_quote(src, j).is_some()
+                        || (src.get(j) == Some(&b'[') && src.get(j + 1) == Some(&b'"'))
                 }
                 // A bare word stuck to the quote (`"run "d:/x/v2.py""`) is a key only when a
                 // value follows its colon: a path or a URL inside the string has none.
@@ -654,6 +668,76 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             .checked_sub(1)
             .filter(|&c| c >= content_start && src[c] == b',')?;
         looks_like_key(src, quote).then_some(comma)
+    }
+
+    /// A string left open to the end of the text (`end`), once per text: a key holding a colon
+    /// and more (`{"key:value}`) ends at the colon; a value in an object holding `, key: V`
+    /// with V a number, literal, bracket or quote (`{"a": "first, b: 1}`) ends at the last
+    /// such comma. (With a word after the colon, `"Hello, note: at 5}`, the words are the
+    /// value's.) Only when the text ends with the closers of every open container. Read once:
+    /// the string ran to the end.
+    pub(super) fn split_in_open_string(
+        &self,
+        content_start: usize,
+        end: usize,
+        is_key: bool,
+    ) -> Option<usize> {
+        let src = self.src;
+        // Only a text that ends with the closers of every open container: one cut off mid-value
+        // (`{"a": "hello, b: 5`) stays cut, its value whole.
+        let closed = || {
+            let text = src[content_start..end].trim_ascii_end();
+            self.closers_end(content_start, content_start + text.len())
+                .is_some()
+        };
+        if self.open_string_split.replace(true)
+            || !matches!(self.stack.last(), Some(Frame::Object | Frame::Brace))
+            || !closed()
+        {
+            return None;
+        }
+        let text = &src[content_start..end];
+        self.charge(text.len());
+        if is_key {
+            let colon = content_start + memchr::memchr(b':', text)?;
+            let value = skip_ws(src, colon + 1);
+            return (colon > content_start && value < end && !matches!(src[value], b'}' | b']'))
+                .then_some(colon);
+        }
+        memchr::memrchr_iter(b':', text).find_map(|k| {
+            let colon = content_start + k;
+            let value = colon
+                + 1
+                + src[colon + 1..end]
+                    .iter()
+                    .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                    .count();
+            let starts_value = match src.get(value) {
+                Some(b'"' | b'[' | b'{' | b'-' | b'0'..=b'9') => true,
+                Some(_) => scan::json_literal_len(src, value).is_some(),
+                None => false,
+            };
+            if !starts_value {
+                return None;
+            }
+            let mut key_end = colon;
+            while key_end > content_start && matches!(src[key_end - 1], b' ' | b'\t') {
+                key_end -= 1;
+            }
+            let mut key_start = key_end;
+            while key_start > content_start
+                && key_end - key_start < LOOKAHEAD
+                && is_ident(src[key_start - 1])
+            {
+                key_start -= 1;
+            }
+            let mut comma = key_start;
+            while comma > content_start && matches!(src[comma - 1], b' ' | b'\t') {
+                comma -= 1;
+            }
+            let comma = comma.checked_sub(1)?;
+            (key_start < key_end && comma > content_start && src[comma] == b',').then_some(comma)
+        })
     }
 
     /// A value string's quote at `quote`, which did not end it, right after a `{` or `[` of its

@@ -52,6 +52,21 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             }
             self.pos = i;
             let Some(&b) = src.get(i) else {
+                let split = (!STRICT && !kept_quote && delim.close == b"\"")
+                    .then(|| self.split_in_open_string(content_start, i, is_key))
+                    .flatten()
+                    .filter(|&at| rewritten_at.is_none_or(|r| r < at));
+                if let Some(at) = split {
+                    // `{"key:value}`, `{"a": "first, b: 1}`: a string left open to the end
+                    // holds the colon of its own key, or the next member; it ends there, and
+                    // what follows is read again.
+                    self.fault(RepairKind::UnclosedString, at, "a closing '\"'")?;
+                    self.out.truncate(self.out.len() - (i - at));
+                    self.rewrote_output_from(self.out.len());
+                    self.out.push(b'"');
+                    self.pos = at;
+                    return Ok(());
+                }
                 if let Some(end) = self.fenced_string_end(content_start, i) {
                     // `"value}```: the string ran into a closing fence; it ends before the
                     // closers and the fence, which are read again after it.
@@ -111,6 +126,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         }
                     };
                     if closes {
+                        if !STRICT && is_key {
+                            self.trim_raw_line_end_of_key(content_start, i);
+                        }
                         self.emit_byte(b'"');
                         return Ok(());
                     }
@@ -217,6 +235,21 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.pos += 1;
                 }
             }
+        }
+    }
+
+    /// A key whose text ends in raw line breaks or tabs (`"key_1\n"`): they are dropped, as no
+    /// key means them. (Valid JSON holds none.)
+    fn trim_raw_line_end_of_key(&mut self, content_start: usize, quote: usize) {
+        let src = self.src;
+        let mut at = quote;
+        while at > content_start + 1 && matches!(src[at - 1], b'\n' | b'\r' | b'\t') {
+            at -= 1;
+        }
+        if at < quote {
+            let written: usize = src[at..quote].iter().map(|&c| escaped_len(c)).sum();
+            self.out.truncate(self.out.len() - written);
+            self.rewrote_output_from(self.out.len());
         }
     }
 

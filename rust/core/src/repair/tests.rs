@@ -1318,3 +1318,34 @@ fn objects_written_inline_in_a_value_keep_their_quotes() {
     // A brace whose balance is the text's own closer is no inline object.
     assert_eq!(fixed(r#"{"a": "x {", "b": 1}"#), r#"{"a": "x {", "b": 1}"#);
 }
+
+#[test]
+fn a_string_left_open_before_the_closers_gives_back_the_member_it_holds() {
+    assert_eq!(fixed(r#"{"a": "first, b: 1}"#), r#"{"a": "first", "b": 1}"#);
+    assert_eq!(
+        fixed(r#"{"a": "first, b: [1]}"#),
+        r#"{"a": "first", "b": [1]}"#
+    );
+    assert_eq!(fixed(r#"{"key:value}"#), r#"{"key":"value"}"#);
+    // Words after the colon are the value's; a text cut off mid-value stays cut, its value whole.
+    assert_eq!(
+        fixed(r#"{"a": "Hello, note: at 5}"#),
+        r#"{"a": "Hello, note: at 5"}"#
+    );
+    let (json, kinds) = fix(r#"{"a": "hello, b: 5"#);
+    assert_eq!(json, r#"{"a": "hello, b: 5"}"#);
+    assert!(kinds.contains(&"truncated_string"), "{kinds:?}");
+    // A key's raw line break at its end is dropped.
+    assert_eq!(fixed("{\"key_1\n\": \"v\"}"), r#"{"key_1": "v"}"#);
+    // A line comment ends before a closer that a comma and a key follow.
+    assert_eq!(
+        fixed(r#"{"k": {"a": "x" # note }, "b": 1}"#),
+        r#"{"k": {"a": "x" }, "b": 1}"#
+    );
+    assert_eq!(
+        fixed(r#"{"k": {"a": "x" // note }, "b": 1}"#),
+        r#"{"k": {"a": "x" }, "b": 1}"#
+    );
+    // A `[` after a value's quote and comma starts what comes next.
+    assert_eq!(fixed(r#"{"a": "x", ["y"] }"#), r#"{"a": "x", "y":null} "#);
+}
