@@ -246,6 +246,14 @@ pub(super) fn trailer_at(src: &[u8], ws_start: usize, i: usize) -> bool {
             .any(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']' | b':'))
 }
 
+/// `12:00` at `i`: digits, a colon, digits (a time of day, not a key and its value).
+fn time_at(src: &[u8], i: usize) -> bool {
+    let digits = src[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0
+        && src.get(i + digits) == Some(&b':')
+        && src.get(i + digits + 1).is_some_and(u8::is_ascii_digit)
+}
+
 /// After a bare key at `i` (which `looks_like_key` accepted): whether what follows its colon
 /// can start a value (a quote, a bracket, a number, a word), not `/`, `\\` or another mark.
 fn value_after_key(src: &[u8], i: usize) -> bool {
@@ -292,11 +300,13 @@ pub(super) fn list_marker_end(src: &[u8], i: usize) -> Option<usize> {
     (gap > 0 && matches!(rest.get(marker + gap), Some(b'{' | b'['))).then_some(i + marker + gap)
 }
 
-/// Whether an array element starts at `i`: a bracket, a quote, a number or a JSON literal word.
+/// Whether an array element starts at `i`: a bracket, a quote (typographic ones too), a number
+/// or a JSON literal word.
 pub(super) fn looks_like_element(src: &[u8], i: usize) -> bool {
     match src.get(i) {
         None => true,
         Some(b'"' | b'\'' | b'{' | b'[' | b']' | b'}' | b'-' | b'0'..=b'9') => true,
+        Some(0xE2) => scan::curly_quote_at(src, i).is_some(),
         Some(_) => literal_at(src, i).is_some(),
     }
 }
@@ -584,16 +594,31 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 }
                 // A bare word stuck to the quote (`"run "d:/x/v2.py""`) is a key only when a
                 // value follows its colon: a path or a URL inside the string has none.
-                _ if stuck && is_ident(c) => looks_like_key(src, i) && value_after_key(src, i),
+                _ if stuck && is_ident(c) => {
+                    looks_like_key(src, i) && value_after_key(src, i) && !time_at(src, i)
+                }
                 _ => looks_like_key(src, i),
             },
             Some(Frame::Array) => match c {
                 b']' | b'}' => closer_ends(),
-                b'"' => true,
+                // `"Taj "Mahal"",`: a quote stuck to one that ends the element is the text's own.
+                b'"' => !(stuck && self.element_ends_at(i + 1)),
                 b',' => looks_like_element(src, self.skip_ws_and_comments(i + 1)),
                 _ => false,
             },
             None => matches!(c, b',' | b'{' | b'[' | b'`'),
+        }
+    }
+
+    /// In an array, whether what follows a quote ending at `after` ends the element: `,` and an
+    /// element, or `]` (or the end of the text). Bounded like `looks_like_element`.
+    fn element_ends_at(&self, after: usize) -> bool {
+        let src = self.src;
+        let i = skip_ws(src, after);
+        match src.get(i) {
+            None | Some(b']') => true,
+            Some(b',') => looks_like_element(src, skip_ws(src, i + 1)),
+            _ => false,
         }
     }
 

@@ -328,7 +328,8 @@ fn mend_once(
             position: original_position(&maps, at),
             count: 1,
         });
-        let (unescaped, map) = unescape_once(&text);
+        let (mut unescaped, map) = unescape_once(&text);
+        drop_quotes_around_the_value(&mut unescaped);
         maps.push(map);
         text = Cow::Owned(unescaped);
     }
@@ -374,6 +375,20 @@ fn mend_once(
         },
         None,
     ))
+}
+
+/// Unescaped text whose first bracket stands right after a quote, and whose last byte (but
+/// for whitespace) is a quote: the quotes of the JSON string the value was written into
+/// (`Here it is: "{\"a\": 1}"`), each made a space. The positions stay as they were.
+fn drop_quotes_around_the_value(text: &mut [u8]) {
+    let Some(open) = memchr::memchr2(b'{', b'[', text) else {
+        return;
+    };
+    let end = text.trim_ascii_end().len();
+    if open > 0 && text[open - 1] == b'"' && end > open + 1 && text[end - 1] == b'"' {
+        text[open - 1] = b' ';
+        text[end - 1] = b' ';
+    }
 }
 
 /// Text of bytes that may not be UTF-8, each invalid sequence read as U+FFFD, and a surrogate

@@ -1264,7 +1264,26 @@ fn arguments_encoded_twice_behind_prose_or_in_a_fence_are_decoded() {
     let (json, kinds) = fix("```json\n\"{\\\"a\\\": [1], \\\"b\\\": \\\"x\\\"}\"\n```");
     assert_eq!(json, r#"{"a": [1], "b": "x"}"#);
     assert!(kinds.contains(&"escaped_json"), "{kinds:?}");
-    assert_eq!(fixed("Here it is: \"{\\\"a\\\": 1}\""), r#"{"a": 1}"#);
+    assert_eq!(fixed("Here it is: \"{\\\"a\\\": 1}\""), "{\"a\": 1} ");
+    // The quotes of the string it was written into, found behind prose, are no text of it.
+    assert_eq!(
+        fixed("Here it is: \"{\\\"a\\\": \\\"x\\\"}\""),
+        "{\"a\": \"x\"} "
+    );
+    assert_eq!(fixed("Here: [\"a\", 1] and \"b\""), "[\"a\", 1]");
+    assert_eq!(fixed("[\"\"\"]"), "[\"\\\"\"]");
+    assert_eq!(
+        fixed("[\"Taj \"Mahal\"\", \"India\"]"),
+        "[\"Taj \\\"Mahal\\\"\", \"India\"]"
+    );
+    assert_eq!(
+        fixed("{\"t\": \"at \"12:00\"\", \"n\": 1}"),
+        "{\"t\": \"at \\\"12:00\\\"\", \"n\": 1}"
+    );
+    assert_eq!(
+        fixed("[\u{201c}M\u{201d}, \u{201c}L\u{201d}]"),
+        "[\"M\", \"L\"]"
+    );
     assert_eq!(
         fixed("Sure: {\\\"a\\\": 1, \\\"b\\\": true"),
         r#"{"a": 1, "b": true}"#
