@@ -333,14 +333,25 @@ pub(super) fn escaped_json_at(text: &[u8]) -> Option<usize> {
         return None;
     }
     let mut inner = start + 1;
+    let mut escaped_breaks = false;
     loop {
         inner = scan::skip_ws(text, inner);
         match text.get(inner..inner + 2) {
-            Some(b"\\n" | b"\\t" | b"\\r") => inner += 2,
+            Some(b"\\n" | b"\\t" | b"\\r") => {
+                inner += 2;
+                escaped_breaks = true;
+            }
             _ => break,
         }
     }
-    text[inner..].starts_with(b"\\\"").then_some(inner)
+    if text[inner..].starts_with(b"\\\"") || escaped_breaks && inner < text.len() {
+        return Some(inner);
+    }
+    // A first key written otherwise (`{“a”: \"x\"`, `{a: \"x\"`): an escaped quote before any
+    // plain one within `LOOKAHEAD` bytes.
+    let window = &text[inner..(inner + LOOKAHEAD).min(text.len())];
+    let escaped = memchr::memmem::find(window, b"\\\"")?;
+    (!window[..escaped].contains(&b'"')).then_some(inner)
 }
 
 /// Whether the number-like run at `i` goes on into more text on its line before a delimiter:
