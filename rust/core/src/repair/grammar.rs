@@ -162,7 +162,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         if python.closer == b')' && !python.comma && expect == Expect::AfterValue {
             // `(1)`: parentheses around one value, no tuple; the `[` becomes a space.
             self.out[python.opened] = b' ';
-            self.rewrote_output_from(python.opened);
+            self.replaced_output_at(python.opened);
         } else {
             self.out.push(b']');
         }
@@ -419,11 +419,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             b'{' if !STRICT && expect == Expect::NextKey && self.object_in_array() => {
                 // `[{"i": 1, {"i": 2}]`: the object's `}` went missing before its comma.
                 let (comma, _) = self.last_comma;
-                self.out.remove(comma);
-                self.rewrote_output_from(comma);
+                self.out[comma] = b' ';
                 self.close_missing(at);
                 self.last_comma = (self.out.len(), at);
                 self.out.push(b',');
+                // The output ends with the comma just written.
+                self.ws_tail.set((self.out.len(), self.out.len()));
                 Ok(Expect::NextElement)
             }
             b'{' => {
@@ -457,9 +458,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     .iter()
                     .rposition(|&c| !scan::is_ws(c))
                     .expect("an array was written");
-                self.out.remove(closer);
-                self.rewrote_output_from(closer);
-                self.last_comma.0 -= 1;
+                // The closer becomes a space: nothing shifts, and the output still ends with
+                // the comma and whitespace, as its measured tail says.
+                self.out[closer] = b' ';
+                self.ws_tail.set((self.out.len(), comma + 1));
                 self.comma_after_array = false;
                 self.open(Frame::Array)?;
                 self.pos += 1;

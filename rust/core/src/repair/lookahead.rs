@@ -502,6 +502,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
     }
 
+    /// The output byte at `at` was replaced by whitespace, the length unchanged: the measured
+    /// whitespace tail still holds when the byte stands before the last byte that is not
+    /// whitespace (which the tail records); otherwise it is measured again from there.
+    pub(super) fn replaced_output_at(&self, at: usize) {
+        let (_, start) = self.ws_tail.get();
+        if at + 1 >= start {
+            self.rewrote_output_from(at);
+        }
+    }
+
     /// A redundant brace wrote nothing, so the object goes on as it stood before it: after `{`,
     /// after `,`, or after a member. Only whitespace can have been written since.
     pub(super) fn after_brace(&self) -> Expect {

@@ -707,12 +707,21 @@ mod hostile {
             // Each string looks like JSON written into it, whose end is never found.
             "json in strings, open" => ("[", "\"{\"a\": 1, ", "]"),
             "json in strings, cut short" => ("[", "\"{\"}x ", "]"),
+            // Issue 35's look-aheads: each reads a bounded window, or bytes consumed next.
+            "elements missing a quote" => ("[", "\"a\" b\", ", "1]"),
+            "objects inline in a value" => ("{\"a\": \"", "x {\"k\": 1} ", "\"}"),
+            "arrays closed early" => ("{\"a\": [1], ", "[2], ", "\"b\": 1}"),
+            "sets of strings" => ("[", "{'a', 'b'}, ", "1]"),
+            "backticks with accents" => ("[", "`a\u{b4}, ", "1]"),
+            "line comments before closers" => ("[", "{\"a\": 1 # x }, \"b\": 1},\n", "1]"),
+            "objects left open in an array" => ("[", "{\"i\": 1, ", "1]"),
+            "parentheses around one value" => ("{", "\"a\": (1), ", "\"b\": 1}"),
             _ => unreachable!("{name}"),
         };
         format!("{head}{}{tail}", unit.repeat(units))
     }
 
-    const FAMILIES: [&str; 9] = [
+    const FAMILIES: [&str; 17] = [
         "line comments, double quotes",
         "line comments, single quotes",
         "block comments",
@@ -722,6 +731,14 @@ mod hostile {
         "spaced brace pairs",
         "json in strings, open",
         "json in strings, cut short",
+        "elements missing a quote",
+        "objects inline in a value",
+        "arrays closed early",
+        "sets of strings",
+        "backticks with accents",
+        "line comments before closers",
+        "objects left open in an array",
+        "parentheses around one value",
     ];
 
     #[test]
@@ -1247,11 +1264,11 @@ fn junk_after_the_last_member_is_dropped_and_arrays_closed_early_go_on() {
     assert_eq!(fixed(r#"{"a": 1, b}"#), r#"{"a": 1, "b":null}"#);
     assert_eq!(
         fixed(r#"{"a": ["x"], ["y"], ["z"], "b": 1}"#),
-        r#"{"a": ["x", "y", "z"], "b": 1}"#
+        r#"{"a": ["x" , "y" , "z"], "b": 1}"#
     );
     assert_eq!(
         fixed(r#"{"k": [[1], "a"], [[2], [3]] }"#),
-        r#"{"k": [[1], "a", [2], [3]] }"#
+        r#"{"k": [[1], "a" , [2], [3]] }"#
     );
     // The root object closed early and continued with a colon missing.
     assert_eq!(fixed(r#"{"a": "x"}, "b" "y"}"#), r#"{"a": "x", "b" :"y"}"#);
@@ -1303,7 +1320,7 @@ fn backticks_closed_otherwise_objects_left_open_in_arrays_and_cut_empty_strings(
     assert_eq!(fixed("[`foo', 1]"), r#"["foo", 1]"#);
     assert_eq!(fixed("[`it's`]"), r#"["it's"]"#);
     assert_eq!(fixed(r#"[{"i":1{"i":2}]"#), r#"[{"i":1},{"i":2}]"#);
-    assert_eq!(fixed(r#"[{"i":1,{"i":2}]"#), r#"[{"i":1},{"i":2}]"#);
+    assert_eq!(fixed(r#"[{"i":1,{"i":2}]"#), r#"[{"i":1 },{"i":2}]"#);
     // Outside an array a doubled brace is still a template's.
     assert_eq!(fixed(r#"{{"a": 1}}"#), r#"{"a": 1}"#);
     assert_eq!(fixed("{a \u{201c}b\u{201d}}"), r#"{"a" :"b"}"#);
