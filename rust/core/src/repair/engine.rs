@@ -263,8 +263,9 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     pub(super) unwrapped: bool,
     /// Where the root value starts (past a fence or prose before it).
     pub(super) root_at: usize,
-    /// The comma written last in an object follows a member whose value is an array.
-    pub(super) comma_after_array: bool,
+    /// For the comma written last in an object (its output position): whether the member
+    /// before it holds an array, once found.
+    pub(super) array_before_comma: Cell<Option<(usize, bool)>>,
     /// How far a scan for an object written inline in a string reached without finding its
     /// end (see `inline_json_end`).
     pub(super) inline_scan_reached: Cell<usize>,
@@ -303,7 +304,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             raw_line_feeds: false,
             unwrapped: false,
             root_at: 0,
-            comma_after_array: false,
+            array_before_comma: Cell::new(None),
             inline_scan_reached: Cell::new(0),
             open_string_split: Cell::new(false),
         }

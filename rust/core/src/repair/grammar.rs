@@ -3,7 +3,8 @@
 
 use super::engine::{After, Engine, Expect, Frame, PythonArray};
 use super::lookahead::{
-    junk_word_before_key, surely_quoted_key, trailer_at, word_ends_at_delimiter,
+    element_alone_at, junk_word_before_element, junk_word_before_key, surely_quoted_key,
+    trailer_at, word_ends_at_delimiter,
 };
 use super::{Repair, RepairKind};
 use crate::error::{Error, ErrorKind};
@@ -206,6 +207,47 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             && self.out.ends_with(b"\"\"")
     }
 
+    /// After `,` in an object: whether the member before it holds an array (the output before
+    /// the comma ends with `]`). Found once per comma, by reading back over the whitespace
+    /// before it (each stretch of whitespace read once).
+    fn array_before_comma(&self) -> bool {
+        let (comma, _) = self.last_comma;
+        if let Some((at, found)) = self.array_before_comma.get() {
+            if at == comma {
+                return found;
+            }
+        }
+        let before = self.out[..comma]
+            .iter()
+            .rev()
+            .take_while(|&&c| scan::is_ws(c))
+            .count();
+        self.charge(before);
+        let found = comma > before && self.out[comma - before - 1] == b']';
+        self.array_before_comma.set(Some((comma, found)));
+        found
+    }
+
+    /// Whether only whitespace stands between the byte at `at` and a `[` before it (no comma
+    /// skipped since the array opened). Reads back over that whitespace.
+    fn right_after_bracket(&self, at: usize) -> bool {
+        let before = self.src[..at]
+            .iter()
+            .rev()
+            .take_while(|&&c| scan::is_ws(c))
+            .count();
+        self.charge(before);
+        at > before && self.src[at - before - 1] == b'['
+    }
+
+    /// The innermost container is an array held by an object (or a redundant brace's object).
+    fn array_in_object(&self) -> bool {
+        let n = self.stack.len();
+        n >= 2
+            && self.stack[n - 1] == Frame::Array
+            && matches!(self.stack[n - 2], Frame::Object | Frame::Brace)
+    }
+
     /// The innermost container is an object (no redundant brace) held by an array.
     fn object_in_array(&self) -> bool {
         let n = self.stack.len();
@@ -286,7 +328,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 Ok(Expect::FirstElement)
             }
             b'"' | b'\''
-                if !STRICT && expect == Expect::FirstElement && surely_quoted_key(self.src, at) =>
+                if !STRICT
+                    && expect == Expect::FirstElement
+                    && surely_quoted_key(self.src, at)
+                    && (self.right_after_bracket(at) || !self.array_in_object()) =>
             {
                 // `["key": "value"]`: members with no braces around them; an object is opened
                 // here, and the array's closer closes it too.
@@ -294,6 +339,25 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.open(Frame::Object)?;
                 self.out.push(b'{');
                 Ok(Expect::FirstKey)
+            }
+            b'"' | b'\''
+                if !STRICT
+                    && (expect == Expect::NextElement
+                        || (expect == Expect::FirstElement && !self.right_after_bracket(at)))
+                    && self.array_in_object()
+                    && surely_quoted_key(self.src, at) =>
+            {
+                // `{"a": [1, "b": 2}`: a key after a comma where an element belongs; the array
+                // was left open before it, and the comma belongs after its closer.
+                if expect == Expect::NextElement {
+                    let (comma, _) = self.last_comma;
+                    self.out[comma] = b' ';
+                }
+                self.close_missing(at);
+                self.last_comma = (self.out.len(), at);
+                self.out.push(b',');
+                self.ws_tail.set((self.out.len(), self.out.len()));
+                Ok(Expect::NextKey)
             }
             b'"' => {
                 self.string(&scan::DOUBLE, false)?;
@@ -346,6 +410,15 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.open_calls += 1;
                 Ok(expect)
             }
+            _ if !STRICT
+                && matches!(expect, Expect::FirstElement | Expect::NextElement)
+                && junk_word_before_element(self.src, at).is_some() =>
+            {
+                // `[1, COMMENT 2]`: a stray word before an element that stands alone is junk.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a value")?;
+                self.pos = junk_word_before_element(self.src, at).expect("checked");
+                Ok(expect)
+            }
             _ => {
                 self.word(expect == Expect::RootValue)?;
                 Ok(self.after_value())
@@ -390,6 +463,22 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     fn on_key(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
         let at = self.pos;
         match b {
+            _ if !STRICT
+                && expect == Expect::NextKey
+                && self.object_in_array()
+                && (matches!(b, b'{' | b'[') || element_alone_at(self.src, at)) =>
+            {
+                // `[{"i": 1, {"i": 2}]`, `[{"a": 1, null]`: the object's `}` went missing
+                // before its comma; what follows is the array's next element.
+                let (comma, _) = self.last_comma;
+                self.out[comma] = b' ';
+                self.close_missing(at);
+                self.last_comma = (self.out.len(), at);
+                self.out.push(b',');
+                // The output ends with the comma just written.
+                self.ws_tail.set((self.out.len(), self.out.len()));
+                Ok(Expect::NextElement)
+            }
             b'"' => {
                 self.string(&scan::DOUBLE, true)?;
                 Ok(Expect::Colon)
@@ -416,17 +505,6 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.string(self.backtick_delimiter(at), true)?;
                 Ok(Expect::Colon)
             }
-            b'{' if !STRICT && expect == Expect::NextKey && self.object_in_array() => {
-                // `[{"i": 1, {"i": 2}]`: the object's `}` went missing before its comma.
-                let (comma, _) = self.last_comma;
-                self.out[comma] = b' ';
-                self.close_missing(at);
-                self.last_comma = (self.out.len(), at);
-                self.out.push(b',');
-                // The output ends with the comma just written.
-                self.ws_tail.set((self.out.len(), self.out.len()));
-                Ok(Expect::NextElement)
-            }
             b'{' => {
                 self.fault(RepairKind::RedundantBrace, at, "a double-quoted key")?;
                 self.open(Frame::Brace)?;
@@ -449,7 +527,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 // the value would lose a member: refused.
                 Err(Error::unexpected(at, "a key before ':'", Some(':')))
             }
-            b'[' if !STRICT && expect == Expect::NextKey && self.comma_after_array => {
+            b'[' if !STRICT && expect == Expect::NextKey && self.array_before_comma() => {
                 // `{"a": [1], [2], "b": 3}`: the array of the member before was closed early and
                 // goes on; the `[` is dropped and the array reopened.
                 self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
@@ -462,10 +540,27 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 // the comma and whitespace, as its measured tail says.
                 self.out[closer] = b' ';
                 self.ws_tail.set((self.out.len(), comma + 1));
-                self.comma_after_array = false;
+                self.array_before_comma.set(Some((comma, false)));
                 self.open(Frame::Array)?;
                 self.pos += 1;
+                let opener = self.out[..closer].iter().rposition(|&c| !scan::is_ws(c));
+                if let Some(opener) = opener.filter(|&o| self.out[o] == b'[') {
+                    // `{"a": [], [1]}`: the array held nothing; the comma goes too, and the
+                    // output's last byte that is not whitespace is the array's `[`.
+                    self.out[comma] = b' ';
+                    self.ws_tail.set((self.out.len(), opener + 1));
+                    return Ok(Expect::FirstElement);
+                }
                 Ok(Expect::NextElement)
+            }
+            b',' if !STRICT
+                && expect == Expect::FirstKey
+                && self.stack.len() >= 2
+                && self.stack.last() == Some(&Frame::Object) =>
+            {
+                // `[{, 1]`, `{"a": {, "b": 1}`: an empty object whose `}` went missing.
+                self.close_missing(at);
+                self.on_after_value(b)
             }
             b',' | b'[' | b':' => {
                 let kind = if b == b',' {
@@ -531,7 +626,6 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     if let Some(p) = self.python_arrays.last_mut().filter(|p| p.at + 1 == depth) {
                         p.comma = true;
                     }
-                    self.comma_after_array = !in_array && self.last_written() == Some(b']');
                 }
                 self.last_comma = (self.out.len(), at);
                 self.emit_byte(b',');

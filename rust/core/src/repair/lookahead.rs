@@ -202,6 +202,48 @@ pub(super) fn key_missing_colon_at(src: &[u8], i: usize) -> bool {
     j < limit && src[j] == b'"' && src.get(skip_ws(src, j + 1)) == Some(&b'"')
 }
 
+/// Where the element starts after a stray word and a space at `at` (`COMMENT 2]`), when it
+/// stands alone (see `element_alone_at`) or opens a container, and the word is no literal. Bounded: a word of at
+/// most 64 bytes.
+pub(super) fn junk_word_before_element(src: &[u8], at: usize) -> Option<usize> {
+    if literal_at(src, at).is_some() {
+        return None;
+    }
+    let word = src[at..]
+        .iter()
+        .take(65)
+        .take_while(|&&c| is_ident(c))
+        .count();
+    if word == 0 || word > 64 {
+        return None;
+    }
+    let spaces = src[at + word..]
+        .iter()
+        .take_while(|&&c| matches!(c, b' ' | b'\t'))
+        .count();
+    let element = at + word + spaces;
+    let starts = matches!(src.get(element), Some(b'{' | b'[')) || element_alone_at(src, element);
+    (spaces > 0 && starts).then_some(element)
+}
+
+/// Whether an element stands alone at `i`, then `,` or `]`: a number, a JSON literal, or a
+/// string closed within `LOOKAHEAD` bytes on its line (never a key: no colon follows it).
+pub(super) fn element_alone_at(src: &[u8], i: usize) -> bool {
+    let end = match src.get(i) {
+        Some(b'"' | b'\'') => return whole_element_at(src, i),
+        Some(b'-' | b'0'..=b'9') => super::scalars::strict_number_end(src, i),
+        _ => scan::json_literal_len(src, i).map(|n| i + n),
+    };
+    end.is_some_and(|end| {
+        let k = end
+            + src[end..]
+                .iter()
+                .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                .count();
+        matches!(src.get(k), Some(b',' | b']'))
+    })
+}
+
 /// Whether a string element opened by the quote at `i` closes within `LOOKAHEAD` bytes, on its
 /// line, and a `,` or `]` (or the end) follows it.
 fn whole_element_at(src: &[u8], i: usize) -> bool {
@@ -612,6 +654,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         || junk_word_before_key(src, j).is_some()
                         || key_missing_open_quote(src, j).is_some()
                         || (src.get(j) == Some(&b'[') && src.get(j + 1) == Some(&b'"'))
+                        || (self.stack.len() >= 2
+                            && self.stack[self.stack.len() - 2] == Frame::Array
+                            && (matches!(src.get(j), Some(b'{' | b'['))
+                                || element_alone_at(src, j)))
                 }
                 // A bare word stuck to the quote (`"run "d:/x/v2.py""`) is a key only when a
                 // value follows its colon: a path or a URL inside the string has none.
@@ -624,7 +670,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 b']' | b'}' => closer_ends(),
                 // `"Taj "Mahal"",`: a quote stuck to one that ends the element is the text's own.
                 b'"' => !(stuck && self.element_ends_at(i + 1)),
-                b',' => looks_like_element(src, self.skip_ws_and_comments(i + 1)),
+                b',' => {
+                    let j = self.skip_ws_and_comments(i + 1);
+                    looks_like_element(src, j) || junk_word_before_element(src, j).is_some()
+                }
                 _ => false,
             },
             None => matches!(c, b',' | b'{' | b'[' | b'`'),
@@ -1053,7 +1102,8 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         matches!(src.get(skip_ws(src, j)), Some(b',' | b'}'))
     }
 
-    /// `{'a', 'b'}` (a Python set of strings): from the first member at `i`, two quoted strings,
+    /// `{'a', 'b'}` (a Python set of strings; `{"` is read as an object before this is asked):
+    /// from the first member at `i`, two quoted strings,
     /// the first followed by `,`, the second by `,` or `}`, neither by `:`. Bounded: each string
     /// is looked at within `LOOKAHEAD` bytes.
     fn set_of_strings_at(&self, i: usize) -> bool {

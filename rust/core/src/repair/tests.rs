@@ -710,7 +710,7 @@ mod hostile {
             // Issue 35's look-aheads: each reads a bounded window, or bytes consumed next.
             "elements missing a quote" => ("[", "\"a\" b\", ", "1]"),
             "objects inline in a value" => ("{\"a\": \"", "x {\"k\": 1} ", "\"}"),
-            "arrays closed early" => ("{\"a\": [1], ", "[2], ", "\"b\": 1}"),
+            "arrays closed early" => ("{\"a\": [1], ", "[2], [], ", "\"b\": 1}"),
             "sets of strings" => ("[", "{'a', 'b'}, ", "1]"),
             "backticks with accents" => ("[", "`a\u{b4}, ", "1]"),
             "line comments before closers" => ("[", "{\"a\": 1 # x }, \"b\": 1},\n", "1]"),
@@ -1384,4 +1384,26 @@ fn a_string_left_open_before_the_closers_gives_back_the_member_it_holds() {
     );
     // A `[` after a value's quote and comma starts what comes next.
     assert_eq!(fixed(r#"{"a": "x", ["y"] }"#), r#"{"a": "x", "y":null} "#);
+}
+
+#[test]
+fn a_key_after_a_comma_in_an_array_closes_the_array() {
+    assert_eq!(
+        fixed(r#"{"a": [null, "e": null}"#),
+        r#"{"a": [null  ],"e": null}"#
+    );
+    // In an array no object holds, it is still an element.
+    assert_eq!(fixed(r#"[1, "e": 2]"#), r#"[1, "e\": 2"]"#);
+}
+
+#[test]
+fn an_empty_array_closed_early_goes_on_without_an_empty_element() {
+    assert_eq!(
+        fixed(r#"{"a": [], [1], "b": 2}"#),
+        r#"{"a": [   1], "b": 2}"#
+    );
+    assert_eq!(
+        fixed(r#"[{"a": 1, [2], null]"#),
+        r#"[{"a": 1  },[2], null]"#
+    );
 }
