@@ -205,6 +205,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             && text[text.len() - 2] != b'"'
             && text[text.len() - 2] != b'\\'
             && self.out.ends_with(b"\"\"")
+            // The two quotes are a string of their own, not an escaped quote's end.
+            && self.out.len() >= 3
+            && matches!(self.out[self.out.len() - 3], b'{' | b'[' | b',' | b' ' | b'\t' | b'\n' | b'\r')
     }
 
     /// After `,` in an object: whether the member before it holds an array (the output before

@@ -1407,3 +1407,11 @@ fn an_empty_array_closed_early_goes_on_without_an_empty_element() {
         r#"[{"a": 1  },[2], null]"#
     );
 }
+
+/// Found by the property law: an escaped quote closing a cut-off key is no empty key.
+#[test]
+fn an_escaped_quote_at_the_end_is_no_empty_string() {
+    let json = fixed("{'\\\"");
+    assert!(json.starts_with("{\""), "{json}");
+    assert_eq!(fixed("[\"\\\""), "[\"\\\"\"]");
+}
