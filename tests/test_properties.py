@@ -6,7 +6,7 @@ import json
 import sys
 import threading
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import toolmend
@@ -134,3 +134,73 @@ def test_validation_is_deterministic_across_threads(batch: list[dict[str, object
     for t in pool:
         t.join()
     assert seen == [expected] * 4
+
+
+# ---- no member dropped (issue 35) ----------------------------------------------------------------
+
+_keys = st.from_regex(r"[a-z][a-z_]{2,7}", fullmatch=True)
+_scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.from_regex(r"[A-Za-z][A-Za-z ]{0,10}", fullmatch=True)
+_members = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
+    max_leaves=8,
+)
+_objects = st.dictionaries(_keys, _members, min_size=2, max_size=5)
+
+
+def _leaf_pairs(value: object, key: str | None = None) -> set[tuple[str | None, str]]:
+    """Every scalar with the key it stands under (None in a list), at any depth."""
+    if isinstance(value, dict):
+        return set().union(*(_leaf_pairs(v, k) for k, v in value.items())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_leaf_pairs(v, key) for v in value)) if value else set()
+    return {(key, json.dumps(value))}
+
+
+def _keys_of(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [k for k, v in value.items() for k in [k, *_keys_of(v)]]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys_of(v)]
+    return []
+
+
+def _unique_keys(value: object) -> bool:
+    """No key twice at any depth: with a closer gone, `{"l": {"a": 1}, "a": 2}` is a duplicate key, whose
+    last value wins, as in every JSON parser."""
+    keys = _keys_of(value)
+    return len(keys) == len(set(keys))
+
+
+def _outside_strings(text: str, wanted: str) -> list[int]:
+    out, inside, escaped = [], False, False
+    for i, c in enumerate(text):
+        if inside:
+            escaped = not escaped and c == "\\"
+            inside = escaped or c != '"'
+        elif c == '"':
+            inside = True
+        elif c in wanted:
+            out.append(i)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_objects, st.data())
+def test_deleting_a_closer_keeps_every_member(args: dict[str, object], data: st.DataObject) -> None:
+    assume(_unique_keys(args))
+    text = json.dumps(args)
+    at = data.draw(st.sampled_from(_outside_strings(text, "}]")))
+    got = toolmend.loads(text[:at] + text[at + 1 :])
+    assert _leaf_pairs(args) <= _leaf_pairs(got), (text[:at] + text[at + 1 :], got)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_objects, st.data(), st.sampled_from(["COMMENT", "SHOULD_NOT_EXIST", "note", "xyz"]))
+def test_a_junk_word_between_members_keeps_every_member(args: dict[str, object], data: st.DataObject, word: str) -> None:
+    assume(_unique_keys(args))
+    text = json.dumps(args)
+    at = data.draw(st.sampled_from(_outside_strings(text, ",")))
+    broken = text[: at + 1] + f" {word}" + text[at + 1 :]
+    got = toolmend.loads(broken)
+    assert _leaf_pairs(args) <= _leaf_pairs(got), (broken, got)

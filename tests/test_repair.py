@@ -237,3 +237,97 @@ def test_every_fault_class_of_the_bench_corpus_repairs_to_its_valid_document() -
         else:
             assert json.loads(result.json) == json.loads(case.valid), case.name
             assert result.repaired == (case.text != case.valid), case.name
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # Fences: no line break around the value, a bracket typed before the fence, several blocks.
+        ('```json {"a": 1}```', {"a": 1}),
+        ('[```json\n{"a": "b"}\n```]', {"a": "b"}),
+        ('Call one:\n```json\n{"a": 1}\n```\nand two:\n```json\n{"b": 2}\n```', [{"a": 1}, {"b": 2}]),
+        ("Here:\n```python\n(1, 2)\n```", [1, 2]),
+        # Several top-level values, one a line; containers glued.
+        ("1\n2\n3", [1, 2, 3]),
+        ('{"a": "x"}[1, 2]', [{"a": "x"}, [1, 2]]),
+        # Python: parentheses around one value, sets of strings.
+        ('{"n": (1), "s": ("x"), "t": (1,)}', {"n": 1, "s": "x", "t": [1]}),
+        ("{'a', 'b'}", ["a", "b"]),
+        # Members in an array with no braces.
+        ('{"rows": ["id": 1, "name": "x"]}', {"rows": [{"id": 1, "name": "x"}]}),
+        # Invisible characters between tokens; an exponent of nothing.
+        ('{"a":\u200b"foo", "b":\ufeff1}', {"a": "foo", "b": 1}),
+        ("[-e5]", ["-e5"]),
+    ],
+)
+def test_fences_python_shapes_and_members_in_arrays_read_what_was_meant(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value
+
+
+def test_a_value_with_no_key_is_refused() -> None:
+    with pytest.raises(toolmend.ParseError) as e:
+        toolmend.loads("{:2}")
+    assert e.value.code == "TLP-004"
+    assert toolmend.loads("{:}") == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # A quote missing at an element's start or end.
+        ('{"tags": ["city" paris", "trip"]}', {"tags": ["city", "paris", "trip"]}),
+        ('["a" 2', ["a", 2]),
+        ('["hello,"world"]', ["hello", "world"]),
+        ('["say "hi" now", "x"]', ['say "hi" now', "x"]),
+        # Keys and numbers next to a missing quote.
+        ('{path":"a.txt",mode":"w"}', {"path": "a.txt", "mode": "w"}),
+        ('{"n": 12345", "w": ab" }', {"n": 12345, "w": "ab"}),
+        # Junk after the last member; an array closed early goes on.
+        ('{"b": "x" true}', {"b": "x"}),
+        ('{"ids": [1], [2, 3], "n": 1}', {"ids": [1, 2, 3], "n": 1}),
+        ('{"a": "x"}, "b" "y"}', {"a": "x", "b": "y"}),
+        # Arguments encoded twice behind prose or in a fence.
+        ('```json\n"{\\"city\\": \\"Paris\\"}"\n```', {"city": "Paris"}),
+        ('Here are the arguments: {\\"city\\": \\"Paris\\", \\"days\\": 3}', {"city": "Paris", "days": 3}),
+        ('"{\\"city\\": \\"Paris\\"}"', '{"city": "Paris"}'),
+    ],
+)
+def test_missing_quotes_junk_early_closes_and_double_encoding_keep_every_member(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("{`path´: `a.txt´}", {"path": "a.txt"}),
+        ('[{"id": 1 {"id": 2}]', [{"id": 1}, {"id": 2}]),
+        ('[{"id": 1, {"id": 2}]', [{"id": 1}, {"id": 2}]),
+        ("{mode “append”}", {"mode": "append"}),
+        ('{"a": TRUE, "b": Null}', {"a": True, "b": None}),
+        ('{"note": "line one\\\nline two"}', {"note": "line one\nline two"}),
+        ('{"path": "a.txt", "', {"path": "a.txt"}),
+        ('{"x": "the answer is {"a": "b"}, not a string", "n": 1}', {"x": 'the answer is {"a": "b"}, not a string', "n": 1}),
+        ('{"x": "a, {"k": 1}, "y": 2}', {"x": 'a, {"k": 1}', "y": 2}),
+    ],
+)
+def test_backticks_objects_left_open_in_arrays_and_inline_objects_read_what_was_meant(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('{"a": "first, b: 1}', {"a": "first", "b": 1}),
+        ('{"msg": "Hello, note: at 5}', {"msg": "Hello, note: at 5"}),
+        ('{"path:a.txt}', {"path": "a.txt"}),
+        ('{"k": {"a": "x" # note }, "b": 1}', {"k": {"a": "x"}, "b": 1}),
+    ],
+)
+def test_members_held_by_a_string_left_open_or_a_comment_are_kept(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value
+
+
+def test_a_value_cut_off_mid_string_stays_cut() -> None:
+    result = toolmend.repair('{"a": "hello, b: 5')
+    assert json.loads(result.json) == {"a": "hello, b: 5"}
+    assert "truncated_string" in [r.kind for r in result.repairs]

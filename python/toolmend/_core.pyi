@@ -50,6 +50,7 @@ RepairKindStr = Literal[
     "extra_comma",
     "missing_closing_brace",
     "missing_closing_bracket",
+    "missing_opening_brace",
     "mismatched_closer",
     "extra_closer",
     "redundant_brace",

@@ -327,15 +327,23 @@ pub(crate) static CURLY_SINGLE: Delimiter = delimiter("\u{2018}", "\u{2019}", "\
 /// Backticks, which JavaScript template strings and some models put around JSON strings (a
 /// single one: three open a fence).
 pub(crate) static BACKTICK: Delimiter = delimiter("`", "`", "`");
+/// A backtick closed by an acute accent or an apostrophe (`` `a´ ``, `` `a' ``): keyboards and
+/// fonts that pair them.
+pub(crate) static BACKTICK_ACUTE: Delimiter = delimiter("`", "\u{00b4}", "\u{00b4}");
+pub(crate) static BACKTICK_APOSTROPHE: Delimiter = delimiter("`", "'", "'");
 
-/// Unicode spaces outside strings (no-break, en to hair, narrow no-break, ideographic): the
-/// length of the one at `i`, if any. Text pasted from documents carries them between tokens.
+/// Unicode spaces outside strings (no-break, en to hair, narrow no-break, ideographic) and
+/// the invisible characters that paste along with them (zero-width space, joiners, word
+/// joiner, the Mongolian vowel separator, a byte order mark amid the text): the length of the
+/// one at `i`, if any. Text pasted from documents carries them between tokens.
 pub(crate) fn unicode_space_len(src: &[u8], i: usize) -> Option<usize> {
     match src.get(i..)? {
         [0xC2, 0xA0, ..] => Some(2),
-        [0xE2, 0x80, 0x80..=0x8A | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] | [0xE3, 0x80, 0x80, ..] => {
-            Some(3)
-        }
+        [0xE2, 0x80, 0x80..=0x8D | 0xAF, ..]
+        | [0xE2, 0x81, 0x9F | 0xA0, ..]
+        | [0xE3, 0x80, 0x80, ..]
+        | [0xE1, 0xA0, 0x8E, ..]
+        | [0xEF, 0xBB, 0xBF, ..] => Some(3),
         _ => None,
     }
 }
@@ -381,7 +389,12 @@ pub(crate) fn literal_at(src: &[u8], i: usize) -> Option<Literal> {
         Some(b'n') => &[(b"null", Null)],
         Some(b'T') => &[(b"True", PyTrue), (b"TRUE", PyTrue)],
         Some(b'F') => &[(b"False", PyFalse), (b"FALSE", PyFalse)],
-        Some(b'N') => &[(b"None", PyNone), (b"NULL", PyNone), (b"NaN", JsNull)],
+        Some(b'N') => &[
+            (b"None", PyNone),
+            (b"NULL", PyNone),
+            (b"Null", PyNone),
+            (b"NaN", JsNull),
+        ],
         Some(b'u') => &[(b"undefined", JsNull)],
         Some(b'I') => &[(b"Infinity", JsNull)],
         _ => return None,

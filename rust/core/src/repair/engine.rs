@@ -4,11 +4,13 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use super::lookahead::{list_marker_end, looks_like_element, looks_like_key};
+use super::lookahead::{
+    key_missing_colon_at, line_comment_len, list_marker_end, looks_like_element, looks_like_key,
+};
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::limits::{Deadline, Limits};
-use crate::scan::{self, literal_at};
+use crate::scan::{self, is_ident, literal_at};
 
 /// Units of work (loop turns and look-ahead bytes) between two looks at the clock.
 const CHECK_EVERY: u64 = 1024;
@@ -50,6 +52,19 @@ pub(super) enum Expect {
     AfterValue,
     /// The root value is complete.
     Done,
+}
+
+/// An array written for a Python tuple or set.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct PythonArray {
+    /// Its index in `stack`.
+    pub(super) at: usize,
+    /// The closer it awaits: `)` or `}`.
+    pub(super) closer: u8,
+    /// Where its `[` stands in the output.
+    pub(super) opened: usize,
+    /// A comma was met among its members (`(1)` is no tuple, `(1,)` is).
+    pub(super) comma: bool,
 }
 
 /// Which container a `,` after a closer leads into, judged by what follows the comma.
@@ -113,6 +128,15 @@ impl RepairLog {
     pub(super) fn capped(cap: usize) -> Self {
         RepairLog {
             cap,
+            ..RepairLog::kept()
+        }
+    }
+
+    /// An empty log that keeps repairs as this one does.
+    pub(super) fn fresh(&self) -> Self {
+        RepairLog {
+            keep: self.keep,
+            cap: self.cap,
             ..RepairLog::kept()
         }
     }
@@ -224,8 +248,8 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     pub(super) continues_string: bool,
     /// Calls (`ObjectId(`) whose `)` is still to come.
     pub(super) open_calls: usize,
-    /// Arrays written for a Python tuple or set: (their index in `stack`, the closer they await).
-    pub(super) python_arrays: Vec<(usize, u8)>,
+    /// Arrays written for a Python tuple or set.
+    pub(super) python_arrays: Vec<PythonArray>,
     /// How far a scan for JSON inside a string reached without finding its end (see
     /// `json_in_string_end`): later scans that start before it are not made.
     pub(super) json_scan_reached: Cell<usize>,
@@ -235,6 +259,18 @@ pub(super) struct Engine<'a, const STRICT: bool> {
     /// A raw line feed was met in a string: string scans pass them from then on (see
     /// `StringStops::run_end`), and cost a little more per block.
     pub(super) raw_line_feeds: bool,
+    /// Text around the root value (a fence, prose) was dropped.
+    pub(super) unwrapped: bool,
+    /// Where the root value starts (past a fence or prose before it).
+    pub(super) root_at: usize,
+    /// For the comma written last in an object (its output position): whether the member
+    /// before it holds an array, once found.
+    pub(super) array_before_comma: Cell<Option<(usize, bool)>>,
+    /// How far a scan for an object written inline in a string reached without finding its
+    /// end (see `inline_json_end`).
+    pub(super) inline_scan_reached: Cell<usize>,
+    /// A string left open to the end was looked at for a member it holds (at most once).
+    pub(super) open_string_split: Cell<bool>,
 }
 
 impl<'a, const STRICT: bool> Engine<'a, STRICT> {
@@ -266,12 +302,18 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             json_scan_reached: Cell::new(0),
             wide_numbers: false,
             raw_line_feeds: false,
+            unwrapped: false,
+            root_at: 0,
+            array_before_comma: Cell::new(None),
+            inline_scan_reached: Cell::new(0),
+            open_string_split: Cell::new(false),
         }
     }
 
     pub(super) fn run(&mut self) -> Result<(), Error> {
         if !STRICT {
             self.prelude();
+            self.root_at = self.pos;
         }
         self.value()?;
         self.epilogue()
@@ -372,17 +414,24 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         }
         let start = scan::skip_ws(self.src, self.pos);
         let mut at = start;
+        // `[```json ...` or `{```json ...`: a bracket typed before the fence is no container.
+        if matches!(self.src.get(at), Some(b'{' | b'['))
+            && self.src[scan::skip_ws(self.src, at + 1)..].starts_with(b"```")
+        {
+            self.repairs.push(Repair {
+                kind: RepairKind::UnexpectedCharacter,
+                position: at,
+                count: 1,
+            });
+            at = scan::skip_ws(self.src, at + 1);
+        }
         if self.src[at..].starts_with(b"```") {
             self.repairs.push(Repair {
                 kind: RepairKind::MarkdownFence,
                 position: at,
                 count: 1,
             });
-            at = self.src[at..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(self.src.len(), |n| at + n + 1);
-            at = scan::skip_ws(self.src, at);
+            at = fence_body(self.src, at);
         }
         if let Some(value) = list_marker_end(self.src, at) {
             self.repairs.push(Repair {
@@ -396,18 +445,32 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             let starts_value = matches!(b, b'{' | b'[' | b'"' | b'-' | b'0'..=b'9')
                 || literal_at(self.src, at).is_some();
             if !starts_value {
-                if let Some(n) = self.src[at..].iter().position(|&c| c == b'{' || c == b'[') {
+                if let Some(n) = memchr::memchr2(b'{', b'[', &self.src[at..]) {
                     self.repairs.push(Repair {
                         kind: RepairKind::SurroundingText,
                         position: at,
                         count: 1,
                     });
                     at += n;
+                } else if let Some(n) = memchr::memmem::find(&self.src[at..], b"```") {
+                    // Prose, then a fence around a value that opens no bracket (`(1, 2)`).
+                    self.repairs.push(Repair {
+                        kind: RepairKind::SurroundingText,
+                        position: at,
+                        count: 1,
+                    });
+                    self.repairs.push(Repair {
+                        kind: RepairKind::MarkdownFence,
+                        position: at + n,
+                        count: 1,
+                    });
+                    at = fence_body(self.src, at + n);
                 }
             }
         }
         if at != start {
             self.pos = at;
+            self.unwrapped = true;
         }
     }
 
@@ -417,7 +480,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
         let mut wrapped = false;
         loop {
             self.tick()?;
-            let mut before_ws = self.out.len();
+            let before_ws = self.out.len();
             self.skip_ws()?;
             let Some(b) = self.peek() else { break };
             if STRICT {
@@ -443,7 +506,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 && !wrapped
                 && self.out.first() == Some(&b'{')
                 && self.out[..before_ws].last() == Some(&b'}')
-                && looks_like_key(self.src, next)
+                && (looks_like_key(self.src, next) || key_missing_colon_at(self.src, next))
             {
                 self.repairs.push(Repair {
                     kind: RepairKind::ExtraCloser,
@@ -456,38 +519,23 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.value_from(Expect::AfterValue)?;
                 continue;
             }
-            // Another container, or after a comma any value but a key (`1, 2, 3`).
+            // Another container, or after a comma any value but a key (`1, 2, 3`), or a number
+            // or literal alone on the next line (`1\n2\n3`).
             let another_value = match self.src.get(next) {
                 Some(b'{' | b'[') => true,
                 Some(b'}' | b']') | None => false,
                 Some(_) => {
-                    b == b','
+                    (b == b','
                         && looks_like_element(self.src, next)
-                        && !looks_like_key(self.src, next)
+                        && !looks_like_key(self.src, next))
+                        || (self.out[before_ws..].contains(&b'\n')
+                            && scalar_alone_at(self.src, next))
                 }
             };
             if another_value {
-                if !wrapped {
-                    // The array around the values is one more level: what was read must fit.
-                    if self.deepest + 1 > self.max_depth {
-                        return Err(self.too_deep(next));
-                    }
-                    self.wrapper_levels = 1;
-                    self.repairs.push(Repair {
-                        kind: RepairKind::ConcatenatedValues,
-                        position: next,
-                        count: 1,
-                    });
-                    self.out.insert(0, b'[');
-                    self.rewrote_output_from(0);
-                    wrapped = true;
-                    before_ws += 1;
-                }
-                self.out.insert(before_ws, b',');
-                self.rewrote_output_from(before_ws);
-                self.pos = next;
-                self.value()?;
+                self.another_root_value(&mut wrapped, before_ws, next)?;
             } else if self.src[self.pos..].starts_with(b"```") {
+                self.unwrapped = true;
                 self.repairs.push(Repair {
                     kind: RepairKind::MarkdownFence,
                     position: self.pos,
@@ -495,7 +543,14 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 });
                 self.out.truncate(before_ws);
                 self.rewrote_output_from(before_ws);
-                self.pos += 3;
+                let body = fence_body(self.src, self.pos);
+                if matches!(self.src.get(body), Some(b'{' | b'[')) {
+                    // The fence closed one block and opens the next (or a value follows it):
+                    // several fenced values, all kept.
+                    self.another_root_value(&mut wrapped, before_ws, body)?;
+                } else {
+                    self.pos += 3;
+                }
             } else if b == b'}' || b == b']' {
                 self.repairs.push(Repair {
                     kind: RepairKind::ExtraCloser,
@@ -504,6 +559,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 });
                 self.pos += 1;
             } else {
+                self.unwrapped = true;
                 self.repairs.push(Repair {
                     kind: RepairKind::SurroundingText,
                     position: self.pos,
@@ -511,13 +567,49 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 });
                 self.out.truncate(before_ws);
                 self.rewrote_output_from(before_ws);
-                self.pos = self.src.len();
+                // Prose between fenced blocks: the next fence that opens a value is read on.
+                let fence = memchr::memmem::find(&self.src[self.pos..], b"```")
+                    .map(|n| self.pos + n)
+                    .filter(|&f| {
+                        matches!(self.src.get(fence_body(self.src, f)), Some(b'{' | b'['))
+                    });
+                self.pos = fence.unwrap_or(self.src.len());
             }
         }
         if wrapped {
             self.out.push(b']');
         }
         Ok(())
+    }
+
+    /// Another root value starts at `next`: the values are wrapped in an array (once), a comma
+    /// written where the whitespace after the last began (`before_ws`), and the value read.
+    fn another_root_value(
+        &mut self,
+        wrapped: &mut bool,
+        mut before_ws: usize,
+        next: usize,
+    ) -> Result<(), Error> {
+        if !*wrapped {
+            // The array around the values is one more level: what was read must fit.
+            if self.deepest + 1 > self.max_depth {
+                return Err(self.too_deep(next));
+            }
+            self.wrapper_levels = 1;
+            self.repairs.push(Repair {
+                kind: RepairKind::ConcatenatedValues,
+                position: next,
+                count: 1,
+            });
+            self.out.insert(0, b'[');
+            self.rewrote_output_from(0);
+            *wrapped = true;
+            before_ws += 1;
+        }
+        self.out.insert(before_ws, b',');
+        self.rewrote_output_from(before_ws);
+        self.pos = next;
+        self.value()
     }
 
     /// A Unicode space at `self.pos` (between tokens): dropped. Out of line, since text
@@ -564,7 +656,7 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 continue;
             }
             let end = if rest.starts_with(b"//") || rest.starts_with(b"#") {
-                rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len())
+                line_comment_len(&rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())])
             } else if rest.starts_with(b"/*") {
                 rest.windows(2)
                     .skip(2)
@@ -578,4 +670,42 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
             self.pos += end;
         }
     }
+}
+
+/// Where the body of the fence opened at `at` (a run of backticks) starts: past the backticks
+/// and a language word, on the same line when a value follows there (```` ```json {...}``` ````,
+/// a whole text fenced with no line break), else on the next line.
+pub(super) fn fence_body(src: &[u8], at: usize) -> usize {
+    let mut j = at + src[at..].iter().take_while(|&&b| b == b'`').count();
+    j += src[j..]
+        .iter()
+        .take(32)
+        .take_while(|&&b| is_ident(b) || matches!(b, b'-' | b'+' | b'.'))
+        .count();
+    let k = j + src[j..]
+        .iter()
+        .take_while(|&&b| matches!(b, b' ' | b'\t'))
+        .count();
+    if matches!(src.get(k), Some(b'{' | b'[' | b'(')) {
+        return k;
+    }
+    let line_end = memchr::memchr(b'\n', &src[j..]).map_or(src.len(), |n| j + n + 1);
+    scan::skip_ws(src, line_end)
+}
+
+/// Whether a number or `true`/`false`/`null` stands alone at `i`: only spaces, then a line
+/// break, a comma or the end of the text follow it.
+fn scalar_alone_at(src: &[u8], i: usize) -> bool {
+    let end = match src.get(i) {
+        Some(b'-' | b'0'..=b'9') => super::scalars::strict_number_end(src, i),
+        _ => scan::json_literal_len(src, i).map(|n| i + n),
+    };
+    end.is_some_and(|end| {
+        let k = end
+            + src[end..]
+                .iter()
+                .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                .count();
+        matches!(src.get(k), None | Some(b'\n' | b'\r' | b','))
+    })
 }

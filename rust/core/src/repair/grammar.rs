@@ -1,9 +1,10 @@
 //! The state machine: values, objects, arrays, keys, colons and commas, and the closers that
 //! end them, each fault mended where it is found.
 
-use super::engine::{After, Engine, Expect, Frame};
+use super::engine::{After, Engine, Expect, Frame, PythonArray};
 use super::lookahead::{
-    junk_word_before_key, surely_quoted_key, trailer_at, word_ends_at_delimiter,
+    element_alone_at, junk_word_before_element, junk_word_before_key, surely_quoted_key,
+    trailer_at, word_ends_at_delimiter,
 };
 use super::{Repair, RepairKind};
 use crate::error::{Error, ErrorKind};
@@ -111,7 +112,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         if self
             .python_arrays
             .last()
-            .is_some_and(|&(at, _)| at == self.stack.len())
+            .is_some_and(|p| p.at == self.stack.len())
         {
             self.python_arrays.pop();
         }
@@ -122,12 +123,17 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         Some(frame)
     }
 
-    /// `(1, 2)` or `{1, 2}` (a Python tuple, or a set, which the first member tells: a number
-    /// followed by `,` or `}`): opens the array written for it.
+    /// `(1, 2)` or `{1, 2}` (a Python tuple, or a set, which the first members tell: a number
+    /// followed by `,` or `}`, or two strings): opens the array written for it.
     fn open_python_array(&mut self, closer: u8) -> Result<Expect, Error> {
         self.fault(RepairKind::PythonContainer, self.pos, "a JSON value")?;
         self.open(Frame::Array)?;
-        self.python_arrays.push((self.stack.len() - 1, closer));
+        self.python_arrays.push(PythonArray {
+            at: self.stack.len() - 1,
+            closer,
+            opened: self.out.len(),
+            comma: false,
+        });
         self.out.push(b'[');
         self.pos += 1;
         Ok(Expect::FirstElement)
@@ -145,15 +151,22 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             && self
                 .python_arrays
                 .last()
-                .is_some_and(|&(at, closer)| closer == b && at + 1 == self.stack.len())
+                .is_some_and(|p| p.closer == b && p.at + 1 == self.stack.len())
     }
 
     fn close_python_array(&mut self, expect: Expect) -> Result<Expect, Error> {
         if expect == Expect::NextElement {
             self.drop_last_comma()?; // `(1,)`, a one-tuple
         }
+        let python = *self.python_arrays.last().expect("awaited");
         self.pop();
-        self.out.push(b']');
+        if python.closer == b')' && !python.comma && expect == Expect::AfterValue {
+            // `(1)`: parentheses around one value, no tuple; the `[` becomes a space.
+            self.out[python.opened] = b' ';
+            self.replaced_output_at(python.opened);
+        } else {
+            self.out.push(b']');
+        }
         self.pos += 1;
         Ok(self.after_value())
     }
@@ -181,6 +194,69 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
     }
 
+    /// At the end of the text: the key (`expect` a colon) or array element written last is an
+    /// empty string whose opening quote was the text's last byte.
+    fn cut_at_an_empty_string(&self, expect: Expect) -> bool {
+        let text = self.src.trim_ascii_end();
+        let in_array = self.stack.last() == Some(&Frame::Array);
+        (expect == Expect::Colon || (expect == Expect::AfterValue && in_array))
+            && text.last() == Some(&b'"')
+            && text.len() >= 2
+            && text[text.len() - 2] != b'"'
+            && text[text.len() - 2] != b'\\'
+            && self.out.ends_with(b"\"\"")
+            // The two quotes are a string of their own, not an escaped quote's end.
+            && self.out.len() >= 3
+            && matches!(self.out[self.out.len() - 3], b'{' | b'[' | b',' | b' ' | b'\t' | b'\n' | b'\r')
+    }
+
+    /// After `,` in an object: whether the member before it holds an array (the output before
+    /// the comma ends with `]`). Found once per comma, by reading back over the whitespace
+    /// before it (each stretch of whitespace read once).
+    fn array_before_comma(&self) -> bool {
+        let (comma, _) = self.last_comma;
+        if let Some((at, found)) = self.array_before_comma.get() {
+            if at == comma {
+                return found;
+            }
+        }
+        let before = self.out[..comma]
+            .iter()
+            .rev()
+            .take_while(|&&c| scan::is_ws(c))
+            .count();
+        self.charge(before);
+        let found = comma > before && self.out[comma - before - 1] == b']';
+        self.array_before_comma.set(Some((comma, found)));
+        found
+    }
+
+    /// Whether only whitespace stands between the byte at `at` and a `[` before it (no comma
+    /// skipped since the array opened). Reads back over that whitespace.
+    fn right_after_bracket(&self, at: usize) -> bool {
+        let before = self.src[..at]
+            .iter()
+            .rev()
+            .take_while(|&&c| scan::is_ws(c))
+            .count();
+        self.charge(before);
+        at > before && self.src[at - before - 1] == b'['
+    }
+
+    /// The innermost container is an array held by an object (or a redundant brace's object).
+    fn array_in_object(&self) -> bool {
+        let n = self.stack.len();
+        n >= 2
+            && self.stack[n - 1] == Frame::Array
+            && matches!(self.stack[n - 2], Frame::Object | Frame::Brace)
+    }
+
+    /// The innermost container is an object (no redundant brace) held by an array.
+    fn object_in_array(&self) -> bool {
+        let n = self.stack.len();
+        n >= 2 && self.stack[n - 1] == Frame::Object && self.stack[n - 2] == Frame::Array
+    }
+
     /// Removes the comma written last (only whitespace has been written after it).
     fn drop_last_comma(&mut self) -> Result<(), Error> {
         let (out_at, src_at) = self.last_comma;
@@ -202,6 +278,20 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         };
         if STRICT {
             return Err(Error::unexpected(at, expected, None));
+        }
+        if self.cut_at_an_empty_string(expect) {
+            // `{"a": 1, "` or `["`: a key or element cut off right after its opening quote
+            // holds nothing; it is dropped, with the comma before it.
+            self.out.truncate(self.out.len() - 2);
+            self.rewrote_output_from(self.out.len());
+            if self.last_written() == Some(b',') {
+                self.drop_last_comma()?;
+            }
+            while !self.stack.is_empty() {
+                self.tick()?;
+                self.close_missing(at);
+            }
+            return Ok(());
         }
         match expect {
             Expect::MemberValue => {
@@ -226,9 +316,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         let at = self.pos;
         match b {
             b')' | b'}' if self.awaits_python_closer(b, expect) => self.close_python_array(expect),
-            b'{' if !STRICT && self.src.get(at + 1) != Some(&b'"') && self.set_at(at) => {
-                self.open_python_array(b'}')
-            }
+            b'{' if !STRICT && self.set_at(at) => self.open_python_array(b'}'),
             b'(' if !STRICT && self.tuple_at(at) => self.open_python_array(b')'),
             b'{' => {
                 self.open(Frame::Object)?;
@@ -241,6 +329,38 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.emit_byte(b'[');
                 self.pos += 1;
                 Ok(Expect::FirstElement)
+            }
+            b'"' | b'\''
+                if !STRICT
+                    && expect == Expect::FirstElement
+                    && surely_quoted_key(self.src, at)
+                    && (self.right_after_bracket(at) || !self.array_in_object()) =>
+            {
+                // `["key": "value"]`: members with no braces around them; an object is opened
+                // here, and the array's closer closes it too.
+                self.fault(RepairKind::MissingOpeningBrace, at, "a value")?;
+                self.open(Frame::Object)?;
+                self.out.push(b'{');
+                Ok(Expect::FirstKey)
+            }
+            b'"' | b'\''
+                if !STRICT
+                    && (expect == Expect::NextElement
+                        || (expect == Expect::FirstElement && !self.right_after_bracket(at)))
+                    && self.array_in_object()
+                    && surely_quoted_key(self.src, at) =>
+            {
+                // `{"a": [1, "b": 2}`: a key after a comma where an element belongs; the array
+                // was left open before it, and the comma belongs after its closer.
+                if expect == Expect::NextElement {
+                    let (comma, _) = self.last_comma;
+                    self.out[comma] = b' ';
+                }
+                self.close_missing(at);
+                self.last_comma = (self.out.len(), at);
+                self.out.push(b',');
+                self.ws_tail.set((self.out.len(), self.out.len()));
+                Ok(Expect::NextKey)
             }
             b'"' => {
                 self.string(&scan::DOUBLE, false)?;
@@ -282,7 +402,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             }
             b'`' if self.backtick_string_at(at) => {
                 self.fault(RepairKind::SpecialQuotes, at, "a double-quoted string")?;
-                self.string(&scan::BACKTICK, false)?;
+                self.string(self.backtick_delimiter(at), false)?;
                 Ok(self.after_value())
             }
             _ if !STRICT && self.call_wrapper_at(at).is_some() => {
@@ -291,6 +411,15 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.fault(RepairKind::FunctionCall, at, "a JSON value")?;
                 self.pos = self.call_wrapper_at(at).expect("checked");
                 self.open_calls += 1;
+                Ok(expect)
+            }
+            _ if !STRICT
+                && matches!(expect, Expect::FirstElement | Expect::NextElement)
+                && junk_word_before_element(self.src, at).is_some() =>
+            {
+                // `[1, COMMENT 2]`: a stray word before an element that stands alone is junk.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a value")?;
+                self.pos = junk_word_before_element(self.src, at).expect("checked");
                 Ok(expect)
             }
             _ => {
@@ -337,6 +466,22 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     fn on_key(&mut self, expect: Expect, b: u8) -> Result<Expect, Error> {
         let at = self.pos;
         match b {
+            _ if !STRICT
+                && expect == Expect::NextKey
+                && self.object_in_array()
+                && (matches!(b, b'{' | b'[') || element_alone_at(self.src, at)) =>
+            {
+                // `[{"i": 1, {"i": 2}]`, `[{"a": 1, null]`: the object's `}` went missing
+                // before its comma; what follows is the array's next element.
+                let (comma, _) = self.last_comma;
+                self.out[comma] = b' ';
+                self.close_missing(at);
+                self.last_comma = (self.out.len(), at);
+                self.out.push(b',');
+                // The output ends with the comma just written.
+                self.ws_tail.set((self.out.len(), self.out.len()));
+                Ok(Expect::NextElement)
+            }
             b'"' => {
                 self.string(&scan::DOUBLE, true)?;
                 Ok(Expect::Colon)
@@ -360,7 +505,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             }
             b'`' if self.backtick_string_at(at) => {
                 self.fault(RepairKind::SpecialQuotes, at, "a double-quoted key")?;
-                self.string(&scan::BACKTICK, true)?;
+                self.string(self.backtick_delimiter(at), true)?;
                 Ok(Expect::Colon)
             }
             b'{' => {
@@ -374,6 +519,51 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
                 self.pos += self.src[at..].iter().take_while(|&&c| c == b'.').count();
                 Ok(expect)
+            }
+            b':' if !STRICT
+                && !matches!(
+                    self.src.get(scan::skip_ws(self.src, at + 1)),
+                    Some(b'}' | b',')
+                ) =>
+            {
+                // `{:2}`: a value with no key. Which key was meant cannot be told, and dropping
+                // the value would lose a member: refused.
+                Err(Error::unexpected(at, "a key before ':'", Some(':')))
+            }
+            b'[' if !STRICT && expect == Expect::NextKey && self.array_before_comma() => {
+                // `{"a": [1], [2], "b": 3}`: the array of the member before was closed early and
+                // goes on; the `[` is dropped and the array reopened.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
+                let (comma, _) = self.last_comma;
+                let closer = self.out[..comma]
+                    .iter()
+                    .rposition(|&c| !scan::is_ws(c))
+                    .expect("an array was written");
+                // The closer becomes a space: nothing shifts, and the output still ends with
+                // the comma and whitespace, as its measured tail says.
+                self.out[closer] = b' ';
+                self.ws_tail.set((self.out.len(), comma + 1));
+                self.array_before_comma.set(Some((comma, false)));
+                self.open(Frame::Array)?;
+                self.pos += 1;
+                let opener = self.out[..closer].iter().rposition(|&c| !scan::is_ws(c));
+                if let Some(opener) = opener.filter(|&o| self.out[o] == b'[') {
+                    // `{"a": [], [1]}`: the array held nothing; the comma goes too, and the
+                    // output's last byte that is not whitespace is the array's `[`.
+                    self.out[comma] = b' ';
+                    self.ws_tail.set((self.out.len(), opener + 1));
+                    return Ok(Expect::FirstElement);
+                }
+                Ok(Expect::NextElement)
+            }
+            b',' if !STRICT
+                && expect == Expect::FirstKey
+                && self.stack.len() >= 2
+                && self.stack.last() == Some(&Frame::Object) =>
+            {
+                // `[{, 1]`, `{"a": {, "b": 1}`: an empty object whose `}` went missing.
+                self.close_missing(at);
+                self.on_after_value(b)
             }
             b',' | b'[' | b':' => {
                 let kind = if b == b',' {
@@ -434,6 +624,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.close_python_array(Expect::AfterValue)
             }
             b',' => {
+                if !STRICT {
+                    let depth = self.stack.len();
+                    if let Some(p) = self.python_arrays.last_mut().filter(|p| p.at + 1 == depth) {
+                        p.comma = true;
+                    }
+                }
                 self.last_comma = (self.out.len(), at);
                 self.emit_byte(b',');
                 self.pos += 1;
@@ -480,6 +676,24 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.last_comma = (self.out.len(), at);
                     self.out.push(b',');
                     return Ok(Expect::NextKey);
+                }
+                if !STRICT && b == b'{' && self.object_in_array() {
+                    // `[{"i": 1 {"i": 2}]`: the object's `}` went missing before the next one.
+                    self.close_missing(at);
+                    self.fault(RepairKind::MissingComma, at, expected)?;
+                    self.last_comma = (self.out.len(), at);
+                    self.out.push(b',');
+                    return Ok(Expect::NextElement);
+                }
+                if !STRICT && !in_array && is_ident(b) {
+                    let word = self.src[at..].iter().take_while(|&&c| is_ident(c)).count();
+                    if self.src.get(scan::skip_ws(self.src, at + word)) == Some(&b'}') {
+                        // `{"b": "x" true}`, `"data" AAAA }`: a stray word after the last
+                        // member, with no comma before it and no colon after it, is junk.
+                        self.fault(RepairKind::UnexpectedCharacter, at, expected)?;
+                        self.pos = at + word;
+                        return Ok(Expect::AfterValue);
+                    }
                 }
                 if starts_item {
                     self.fault(RepairKind::MissingComma, at, expected)?;

@@ -48,6 +48,9 @@ repair_kinds! {
         "An object left open: `}` added.";
     MissingClosingBracket => "missing_closing_bracket",
         "An array left open: `]` added.";
+    MissingOpeningBrace => "missing_opening_brace",
+        "`[\"key\": \"value\"]`: members written in an array with no braces: an object is \
+         opened around them.";
     MismatchedCloser => "mismatched_closer",
         "`[1, 2}`: the wrong closer is replaced by the right one.";
     ExtraCloser => "extra_closer",

@@ -71,15 +71,30 @@ fn comment_len(src: &[u8], i: usize) -> Option<usize> {
             .iter()
             .position(|&b| b == b'\n')
             .or((rest.len() <= COMMENT_WINDOW).then_some(rest.len()))
+            .map(|n| line_comment_len(&rest[..n]))
     } else if rest.starts_with(b"/*") {
+        // A block comment left open at the end of the text was cut off there.
         window
             .windows(2)
             .skip(2)
             .position(|w| w == b"*/")
             .map(|n| n + 4)
+            .or((rest.len() <= COMMENT_WINDOW).then_some(rest.len()))
     } else {
         None
     }
+}
+
+/// The length of a line comment whose line is `line` (without its line break): the whole line,
+/// unless a closer in it is followed by `,` and a quoted key (`# note }, "b": 2`), where the
+/// comment ends, so that the members after it are kept. Each closer's look is bounded.
+pub(super) fn line_comment_len(line: &[u8]) -> usize {
+    memchr::memchr2_iter(b'}', b']', line)
+        .find(|&k| {
+            let comma = skip_ws(line, k + 1);
+            line.get(comma) == Some(&b',') && surely_quoted_key(line, skip_ws(line, comma + 1))
+        })
+        .unwrap_or(line.len())
 }
 
 /// Whether an object key starts at `i`: a quoted or bare name followed by `:`, or a `}` that
@@ -139,7 +154,61 @@ pub(super) fn surely_quoted_key(src: &[u8], i: usize) -> bool {
 /// Where the quoted key starts after a bare word and a space at `at` (`COMMENT "b": 2`): the
 /// word is no key (a key is followed by its colon), only junk. Bounded: a word of at most 64
 /// bytes, and the key's own bounded look-ahead.
+///
+/// A few words with their punctuation (`quick brown fox. "b": 2`) are junk alike, within the
+/// same 64 bytes.
 pub(super) fn junk_word_before_key(src: &[u8], at: usize) -> Option<usize> {
+    if !src.get(at).is_some_and(|&c| is_ident(c)) {
+        return None;
+    }
+    let run = src[at..]
+        .iter()
+        .take(65)
+        .take_while(|&&c| is_ident(c) || matches!(c, b' ' | b'\t' | b'.' | b'!' | b'?'))
+        .count();
+    if run > 64 {
+        return None;
+    }
+    let key = at + run;
+    (matches!(src[key - 1], b' ' | b'\t') && surely_quoted_key(src, key)).then_some(key)
+}
+
+/// `b":` at `i`: a bare word stuck to a quote and then a colon, a key whose opening quote went
+/// missing (`{"a": "x", b": 1}`): where the quote stands. Bounded by `LOOKAHEAD`.
+pub(super) fn key_missing_open_quote(src: &[u8], i: usize) -> Option<usize> {
+    let word = src[i..]
+        .iter()
+        .take(LOOKAHEAD)
+        .take_while(|&&c| is_ident(c))
+        .count();
+    let quote = i + word;
+    (word > 0
+        && matches!(src.get(quote), Some(b'"' | b'\''))
+        && src.get(skip_ws(src, quote + 1)) == Some(&b':'))
+    .then_some(quote)
+}
+
+/// `"key" "value"`: a quoted key at `i` closed within `LOOKAHEAD` bytes on its line, then,
+/// with no colon, another quote.
+pub(super) fn key_missing_colon_at(src: &[u8], i: usize) -> bool {
+    if src.get(i) != Some(&b'"') {
+        return false;
+    }
+    let limit = (i + LOOKAHEAD).min(src.len());
+    let mut j = i + 1;
+    while j < limit && src[j] != b'"' && src[j] != b'\n' {
+        j += if src[j] == b'\\' { 2 } else { 1 };
+    }
+    j < limit && src[j] == b'"' && src.get(skip_ws(src, j + 1)) == Some(&b'"')
+}
+
+/// Where the element starts after a stray word and a space at `at` (`COMMENT 2]`), when it
+/// stands alone (see `element_alone_at`) or opens a container, and the word is no literal. Bounded: a word of at
+/// most 64 bytes.
+pub(super) fn junk_word_before_element(src: &[u8], at: usize) -> Option<usize> {
+    if literal_at(src, at).is_some() {
+        return None;
+    }
     let word = src[at..]
         .iter()
         .take(65)
@@ -152,8 +221,41 @@ pub(super) fn junk_word_before_key(src: &[u8], at: usize) -> Option<usize> {
         .iter()
         .take_while(|&&c| matches!(c, b' ' | b'\t'))
         .count();
-    let key = at + word + spaces;
-    (spaces > 0 && surely_quoted_key(src, key)).then_some(key)
+    let element = at + word + spaces;
+    let starts = matches!(src.get(element), Some(b'{' | b'[')) || element_alone_at(src, element);
+    (spaces > 0 && starts).then_some(element)
+}
+
+/// Whether an element stands alone at `i`, then `,` or `]`: a number, a JSON literal, or a
+/// string closed within `LOOKAHEAD` bytes on its line (never a key: no colon follows it).
+pub(super) fn element_alone_at(src: &[u8], i: usize) -> bool {
+    let end = match src.get(i) {
+        Some(b'"' | b'\'') => return whole_element_at(src, i),
+        Some(b'-' | b'0'..=b'9') => super::scalars::strict_number_end(src, i),
+        _ => scan::json_literal_len(src, i).map(|n| i + n),
+    };
+    end.is_some_and(|end| {
+        let k = end
+            + src[end..]
+                .iter()
+                .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                .count();
+        matches!(src.get(k), Some(b',' | b']'))
+    })
+}
+
+/// Whether a string element opened by the quote at `i` closes within `LOOKAHEAD` bytes, on its
+/// line, and a `,` or `]` (or the end) follows it.
+fn whole_element_at(src: &[u8], i: usize) -> bool {
+    let Some(&quote @ (b'"' | b'\'')) = src.get(i) else {
+        return false;
+    };
+    let limit = (i + LOOKAHEAD).min(src.len());
+    let mut j = i + 1;
+    while j < limit && src[j] != quote && src[j] != b'\n' {
+        j += if src[j] == b'\\' { 2 } else { 1 };
+    }
+    j < limit && src[j] == quote && matches!(src.get(skip_ws(src, j + 1)), None | Some(b',' | b']'))
 }
 
 /// Whether the input ends within a key opened at `i` (`{"a": "b", "c`): a quote, and no
@@ -184,6 +286,14 @@ pub(super) fn trailer_at(src: &[u8], ws_start: usize, i: usize) -> bool {
         && !tail
             .iter()
             .any(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']' | b':'))
+}
+
+/// `12:00` at `i`: digits, a colon, digits (a time of day, not a key and its value).
+fn time_at(src: &[u8], i: usize) -> bool {
+    let digits = src[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0
+        && src.get(i + digits) == Some(&b':')
+        && src.get(i + digits + 1).is_some_and(u8::is_ascii_digit)
 }
 
 /// After a bare key at `i` (which `looks_like_key` accepted): whether what follows its colon
@@ -232,11 +342,13 @@ pub(super) fn list_marker_end(src: &[u8], i: usize) -> Option<usize> {
     (gap > 0 && matches!(rest.get(marker + gap), Some(b'{' | b'['))).then_some(i + marker + gap)
 }
 
-/// Whether an array element starts at `i`: a bracket, a quote, a number or a JSON literal word.
+/// Whether an array element starts at `i`: a bracket, a quote (typographic ones too), a number
+/// or a JSON literal word.
 pub(super) fn looks_like_element(src: &[u8], i: usize) -> bool {
     match src.get(i) {
         None => true,
         Some(b'"' | b'\'' | b'{' | b'[' | b']' | b'}' | b'-' | b'0'..=b'9') => true,
+        Some(0xE2) => scan::curly_quote_at(src, i).is_some(),
         Some(_) => literal_at(src, i).is_some(),
     }
 }
@@ -244,15 +356,44 @@ pub(super) fn looks_like_element(src: &[u8], i: usize) -> bool {
 /// Where JSON escaped once too often begins: an object or array whose first key or string opens
 /// with `\"` (`{\"path\": ...}`), or a string that does (`\"hello\"`), as when a model
 /// stringifies its arguments twice.
+///
+/// Behind a fence or a line of prose too (```` ```json\n{\"a\": 1}``` ````, `Here it is:
+/// {\"a\": 1}`): there the first bracket is looked at, and the escaped line breaks of a
+/// pretty-printed text (`{\n  \"a\"`) count as the whitespace they stand for.
 pub(super) fn escaped_json_at(text: &[u8]) -> Option<usize> {
-    let start = scan::skip_ws(text, 0);
-    let inner = scan::skip_ws(text, start + 1);
-    if text[start.min(text.len())..].starts_with(b"\\\"") {
+    let mut start = scan::skip_ws(text, 0);
+    if text[start..].starts_with(b"\\\"") {
         return Some(start); // a stringified string: `\"hello\"`
     }
-    (matches!(text.get(start), Some(b'{' | b'['))
-        && text[inner.min(text.len())..].starts_with(b"\\\""))
-    .then_some(inner)
+    if text[start..].starts_with(b"```") {
+        start = super::engine::fence_body(text, start);
+    }
+    if !matches!(text.get(start), Some(b'{' | b'[' | b'"')) {
+        start += memchr::memchr2(b'{', b'[', &text[start..])?;
+    }
+    if !matches!(text.get(start), Some(b'{' | b'[')) {
+        return None;
+    }
+    let mut inner = start + 1;
+    let mut escaped_breaks = false;
+    loop {
+        inner = scan::skip_ws(text, inner);
+        match text.get(inner..inner + 2) {
+            Some(b"\\n" | b"\\t" | b"\\r") => {
+                inner += 2;
+                escaped_breaks = true;
+            }
+            _ => break,
+        }
+    }
+    if text[inner..].starts_with(b"\\\"") || escaped_breaks && inner < text.len() {
+        return Some(inner);
+    }
+    // A first key written otherwise (`{“a”: \"x\"`, `{a: \"x\"`): an escaped quote before any
+    // plain one within `LOOKAHEAD` bytes.
+    let window = &text[inner..(inner + LOOKAHEAD).min(text.len())];
+    let escaped = memchr::memmem::find(window, b"\\\"")?;
+    (!window[..escaped].contains(&b'"')).then_some(inner)
 }
 
 /// Whether the number-like run at `i` goes on into more text on its line before a delimiter:
@@ -403,6 +544,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
     }
 
+    /// The output byte at `at` was replaced by whitespace, the length unchanged: the measured
+    /// whitespace tail still holds when the byte stands before the last byte that is not
+    /// whitespace (which the tail records); otherwise it is measured again from there.
+    pub(super) fn replaced_output_at(&self, at: usize) {
+        let (_, start) = self.ws_tail.get();
+        if at + 1 >= start {
+            self.rewrote_output_from(at);
+        }
+    }
+
     /// A redundant brace wrote nothing, so the object goes on as it stood before it: after `{`,
     /// after `,`, or after a member. Only whitespace can have been written since.
     pub(super) fn after_brace(&self) -> Expect {
@@ -485,6 +636,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 src.get(i + 1),
                 None | Some(b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}' | b']' | b'`')
             ) || (c == b'}' && src.get(i + 1) == Some(&b'{') && src.get(i + 2) == Some(&b'"'))
+                || (c == b'}'
+                    && src.get(i + 1) == Some(&b'[')
+                    && matches!(
+                        src.get(i + 2),
+                        Some(b'"' | b'{' | b'[' | b'-' | b'0'..=b'9')
+                    ))
         };
         match self.stack.last() {
             Some(Frame::Object | Frame::Brace) => match c {
@@ -495,19 +652,43 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         || looks_like_key(src, j)
                         || cut_key_at(src, j)
                         || junk_word_before_key(src, j).is_some()
+                        || key_missing_open_quote(src, j).is_some()
+                        || (src.get(j) == Some(&b'[') && src.get(j + 1) == Some(&b'"'))
+                        || (self.stack.len() >= 2
+                            && self.stack[self.stack.len() - 2] == Frame::Array
+                            && (matches!(src.get(j), Some(b'{' | b'['))
+                                || element_alone_at(src, j)))
                 }
                 // A bare word stuck to the quote (`"run "d:/x/v2.py""`) is a key only when a
                 // value follows its colon: a path or a URL inside the string has none.
-                _ if stuck && is_ident(c) => looks_like_key(src, i) && value_after_key(src, i),
+                _ if stuck && is_ident(c) => {
+                    looks_like_key(src, i) && value_after_key(src, i) && !time_at(src, i)
+                }
                 _ => looks_like_key(src, i),
             },
             Some(Frame::Array) => match c {
                 b']' | b'}' => closer_ends(),
-                b'"' => true,
-                b',' => looks_like_element(src, self.skip_ws_and_comments(i + 1)),
+                // `"Taj "Mahal"",`: a quote stuck to one that ends the element is the text's own.
+                b'"' => !(stuck && self.element_ends_at(i + 1)),
+                b',' => {
+                    let j = self.skip_ws_and_comments(i + 1);
+                    looks_like_element(src, j) || junk_word_before_element(src, j).is_some()
+                }
                 _ => false,
             },
             None => matches!(c, b',' | b'{' | b'[' | b'`'),
+        }
+    }
+
+    /// In an array, whether what follows a quote ending at `after` ends the element: `,` and an
+    /// element, or `]` (or the end of the text). Bounded like `looks_like_element`.
+    fn element_ends_at(&self, after: usize) -> bool {
+        let src = self.src;
+        let i = skip_ws(src, after);
+        match src.get(i) {
+            None | Some(b']') => true,
+            Some(b',') => looks_like_element(src, skip_ws(src, i + 1)),
+            _ => false,
         }
     }
 
@@ -584,12 +765,260 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         looks_like_key(src, quote).then_some(comma)
     }
 
+    /// A string left open to the end of the text (`end`), once per text: a key holding a colon
+    /// and more (`{"key:value}`) ends at the colon; a value in an object holding `, key: V`
+    /// with V a number, literal, bracket or quote (`{"a": "first, b: 1}`) ends at the last
+    /// such comma. (With a word after the colon, `"Hello, note: at 5}`, the words are the
+    /// value's.) Only when the text ends with the closers of every open container. Read once:
+    /// the string ran to the end.
+    pub(super) fn split_in_open_string(
+        &self,
+        content_start: usize,
+        end: usize,
+        is_key: bool,
+    ) -> Option<usize> {
+        let src = self.src;
+        // Only a text that ends with the closers of every open container: one cut off mid-value
+        // (`{"a": "hello, b: 5`) stays cut, its value whole.
+        let closed = || {
+            let text = src[content_start..end].trim_ascii_end();
+            self.closers_end(content_start, content_start + text.len())
+                .is_some()
+        };
+        if self.open_string_split.replace(true)
+            || !matches!(self.stack.last(), Some(Frame::Object | Frame::Brace))
+            || !closed()
+        {
+            return None;
+        }
+        let text = &src[content_start..end];
+        self.charge(text.len());
+        if is_key {
+            let colon = content_start + memchr::memchr(b':', text)?;
+            let value = skip_ws(src, colon + 1);
+            return (colon > content_start && value < end && !matches!(src[value], b'}' | b']'))
+                .then_some(colon);
+        }
+        memchr::memrchr_iter(b':', text).find_map(|k| {
+            let colon = content_start + k;
+            let value = colon
+                + 1
+                + src[colon + 1..end]
+                    .iter()
+                    .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                    .count();
+            let starts_value = match src.get(value) {
+                Some(b'"' | b'[' | b'{' | b'-' | b'0'..=b'9') => true,
+                Some(_) => scan::json_literal_len(src, value).is_some(),
+                None => false,
+            };
+            if !starts_value {
+                return None;
+            }
+            let mut key_end = colon;
+            while key_end > content_start && matches!(src[key_end - 1], b' ' | b'\t') {
+                key_end -= 1;
+            }
+            let mut key_start = key_end;
+            while key_start > content_start
+                && key_end - key_start < LOOKAHEAD
+                && is_ident(src[key_start - 1])
+            {
+                key_start -= 1;
+            }
+            let mut comma = key_start;
+            while comma > content_start && matches!(src[comma - 1], b' ' | b'\t') {
+                comma -= 1;
+            }
+            let comma = comma.checked_sub(1)?;
+            (key_start < key_end && comma > content_start && src[comma] == b',').then_some(comma)
+        })
+    }
+
+    /// A value string's quote at `quote`, which did not end it, right after a `{` or `[` of its
+    /// text (`answer is {"blank_1": "5"}, correct`): an object or array written inline. Where the
+    /// bracket that balances it ends, when that is on the same line within `4 * LOOKAHEAD`
+    /// bytes and more text follows it than closers (so the string's own closers are never
+    /// taken for it). Bounded by that window.
+    pub(super) fn inline_json_end(&self, content_start: usize, quote: usize) -> Option<usize> {
+        let src = self.src;
+        let mut open = quote;
+        while open > content_start && matches!(src[open - 1], b' ' | b'\t') {
+            open -= 1;
+        }
+        let open = open.checked_sub(1).filter(|&o| o >= content_start)?;
+        // A scan that found no end recorded how far it read: none starts inside that stretch
+        // again, so failed scans read each byte once.
+        if !matches!(src[open], b'{' | b'[') || open < self.inline_scan_reached.get() {
+            return None;
+        }
+        let limit = (open + LOOKAHEAD * 4).min(src.len());
+        let mut depth = 0usize;
+        let mut j = open;
+        let end = loop {
+            if j >= limit {
+                break None;
+            }
+            match src[j] {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break Some(j + 1);
+                    }
+                }
+                b'\n' => break None,
+                b'\\' => j += 1,
+                _ => {}
+            }
+            j += 1;
+        };
+        self.charge(j.min(src.len()) - open);
+        let Some(end) = end else {
+            self.inline_scan_reached.set(j);
+            return None;
+        };
+        let rest = src[end..limit.max(end)].trim_ascii_start();
+        rest.first()
+            .is_some_and(|&b| !matches!(b, b'}' | b']'))
+            .then_some(end)
+    }
+
+    /// A value string in an object reaches `, key: "` (a bare key, then the quote at `quote`
+    /// opening a whole value that a `,` or `}` follows): the value's closing quote went missing
+    /// before that comma (`{"a": "first, b: "second"}`). Returns the comma's position. A bounded
+    /// look back: a key of at most `LOOKAHEAD` bytes.
+    pub(super) fn bare_key_after_unclosed_value(
+        &self,
+        content_start: usize,
+        quote: usize,
+    ) -> Option<usize> {
+        let src = self.src;
+        if !matches!(self.stack.last(), Some(Frame::Object | Frame::Brace)) {
+            return None;
+        }
+        let back_ws = |mut c: usize| {
+            while c > content_start && matches!(src[c - 1], b' ' | b'\t') {
+                c -= 1;
+            }
+            c
+        };
+        let colon = back_ws(quote).checked_sub(1)?;
+        if colon <= content_start || src[colon] != b':' {
+            return None;
+        }
+        let key_end = back_ws(colon);
+        let mut key_start = key_end;
+        while key_start > content_start
+            && key_end - key_start < LOOKAHEAD
+            && is_ident(src[key_start - 1])
+        {
+            key_start -= 1;
+        }
+        let comma = back_ws(key_start).checked_sub(1)?;
+        let found = key_start < key_end
+            && comma > content_start
+            && src[comma] == b','
+            && key_start > comma + 1;
+        self.charge(quote - comma);
+        if !found {
+            return None;
+        }
+        let limit = (quote + LOOKAHEAD).min(src.len());
+        let mut j = quote + 1;
+        while j < limit && src[j] != src[quote] && src[j] != b'\n' {
+            j += if src[j] == b'\\' { 2 } else { 1 };
+        }
+        (j < limit
+            && src[j] == src[quote]
+            && matches!(src.get(skip_ws(src, j + 1)), None | Some(b',' | b'}')))
+        .then_some(comma)
+    }
+
+    /// In an array, whether the quote at `quote`, which did not look closed, ends its element
+    /// all the same because another element follows with its comma missing: a number or
+    /// literal alone (`["a" 2`), or a word stuck to a quote that ends the next element
+    /// (`["value1" value2", "value3"]`: that element's opening quote went missing). Bounded by
+    /// `LOOKAHEAD`.
+    pub(super) fn element_follows_quote(&self, quote: usize, close: u8) -> bool {
+        let src = self.src;
+        if self.stack.last() != Some(&Frame::Array) {
+            return false;
+        }
+        let after = quote + 1;
+        let k = after
+            + src[after..]
+                .iter()
+                .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                .count();
+        if k == after {
+            return false;
+        }
+        let scalar_end = match src.get(k) {
+            Some(b'-' | b'0'..=b'9') => super::scalars::strict_number_end(src, k),
+            _ => scan::json_literal_len(src, k).map(|n| k + n),
+        };
+        if let Some(end) = scalar_end {
+            let m = end
+                + src[end..]
+                    .iter()
+                    .take_while(|&&b| matches!(b, b' ' | b'\t'))
+                    .count();
+            if matches!(src.get(m), None | Some(b',' | b']' | b'\n' | b'\r')) {
+                return true;
+            }
+        }
+        if is_ws(src[quote - 1]) {
+            return false;
+        }
+        let limit = (k + LOOKAHEAD).min(src.len());
+        let mut j = k;
+        while j < limit
+            && src[j] != close
+            && !matches!(
+                src[j],
+                b'\n' | b'\r' | b',' | b'[' | b']' | b'{' | b'}' | b':'
+            )
+        {
+            j += 1;
+        }
+        self.charge(j - k);
+        j < limit
+            && j > k
+            && src[j] == close
+            && !is_ws(src[j - 1])
+            && matches!(src.get(skip_ws(src, j + 1)), None | Some(b',' | b']'))
+    }
+
+    /// An element string in an array reaches a quote right after a comma (and whitespace), and
+    /// that quote opens a whole element (`["hello,"world"]`, `"abc,\n"def"`): the element's
+    /// closing quote went missing before the comma. Returns the comma's position.
+    pub(super) fn element_after_unclosed_value(
+        &self,
+        content_start: usize,
+        quote: usize,
+    ) -> Option<usize> {
+        let src = self.src;
+        if self.stack.last() != Some(&Frame::Array) {
+            return None;
+        }
+        let mut c = quote;
+        while c > content_start && is_ws(src[c - 1]) {
+            c -= 1;
+        }
+        self.charge(quote - c);
+        let comma = c
+            .checked_sub(1)
+            .filter(|&c| c > content_start && src[c] == b',')?;
+        whole_element_at(src, quote).then_some(comma)
+    }
+
     /// The innermost container is an array written for a tuple, which `)` closes.
     #[inline(never)]
     fn tuple_awaits_paren(&self) -> bool {
         self.python_arrays
             .last()
-            .is_some_and(|&(at, closer)| closer == b')' && at + 1 == self.stack.len())
+            .is_some_and(|p| p.closer == b')' && p.at + 1 == self.stack.len())
     }
 
     /// A value string whose text is JSON with its quotes left unescaped
@@ -659,6 +1088,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     pub(super) fn set_at(&self, i: usize) -> bool {
         let src = self.src;
         let mut j = skip_ws(src, i + 1);
+        if matches!(src.get(j), Some(b'"' | b'\'')) {
+            return self.set_of_strings_at(j);
+        }
         if !matches!(src.get(j), Some(b'-' | b'0'..=b'9')) {
             return false;
         }
@@ -670,9 +1102,68 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         matches!(src.get(skip_ws(src, j)), Some(b',' | b'}'))
     }
 
+    /// `{'a', 'b'}` (a Python set of strings; `{"` is read as an object before this is asked):
+    /// from the first member at `i`, two quoted strings,
+    /// the first followed by `,`, the second by `,` or `}`, neither by `:`. Bounded: each string
+    /// is looked at within `LOOKAHEAD` bytes.
+    fn set_of_strings_at(&self, i: usize) -> bool {
+        let src = self.src;
+        let string_end = |at: usize| {
+            let quote = *src.get(at)?;
+            if !matches!(quote, b'"' | b'\'') {
+                return None;
+            }
+            let limit = (at + LOOKAHEAD).min(src.len());
+            let mut j = at + 1;
+            while j < limit && src[j] != quote && src[j] != b'\n' {
+                j += if src[j] == b'\\' { 2 } else { 1 };
+            }
+            (j < limit && src[j] == quote).then(|| skip_ws(src, j + 1))
+        };
+        let Some(after_first) = string_end(i) else {
+            return false;
+        };
+        self.charge(after_first - i);
+        if src.get(after_first) != Some(&b',') {
+            return false;
+        }
+        let second = skip_ws(src, after_first + 1);
+        string_end(second).is_some_and(|after| matches!(src.get(after), Some(b',' | b'}')))
+    }
+
     /// A single backtick at `i` (in repair mode) opens a string; three open a fence.
     pub(super) fn backtick_string_at(&self, i: usize) -> bool {
         !STRICT && self.src.get(i + 1) != Some(&b'`')
+    }
+
+    /// What closes the string a backtick opens at `i`: the first backtick or acute accent on its
+    /// line (`` `a´ ``), else an apostrophe that a delimiter follows (`` `a', ``). Bounded:
+    /// the line's first `4 * LOOKAHEAD` bytes, which the string then reads.
+    pub(super) fn backtick_delimiter(&self, i: usize) -> &'static Delimiter {
+        let src = self.src;
+        let limit = (i + 1 + LOOKAHEAD * 4).min(src.len());
+        let line = &src[i + 1..limit];
+        let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+        self.charge(line.len());
+        let backtick = memchr::memchr(b'`', line);
+        let acute = memchr::memmem::find(line, "\u{00b4}".as_bytes());
+        match (backtick, acute) {
+            (Some(b), Some(a)) if a < b => return &scan::BACKTICK_ACUTE,
+            (Some(_), _) => return &scan::BACKTICK,
+            (None, Some(_)) => return &scan::BACKTICK_ACUTE,
+            (None, None) => {}
+        }
+        let apostrophe_ends = memchr::memchr_iter(b'\'', line).any(|k| {
+            matches!(
+                src.get(skip_ws(src, i + 2 + k)),
+                None | Some(b',' | b':' | b'}' | b']')
+            )
+        });
+        if apostrophe_ends {
+            &scan::BACKTICK_APOSTROPHE
+        } else {
+            &scan::BACKTICK
+        }
     }
 
     /// Whether the last value written, whitespace aside, is a string.
@@ -729,6 +1220,14 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 return None;
             }
             at -= 1;
+        }
+        // Whitespace before the closers is layout, not the value's (`"abc\n]`).
+        let text_end = at;
+        while at > content_start && is_ws(src[at - 1]) {
+            at -= 1;
+        }
+        if at == content_start {
+            at = text_end;
         }
         // The text before the closers must be the value's own, not empty.
         (at > content_start && at < end).then_some(at)

@@ -274,7 +274,36 @@ fn mend_capped(input: &[u8], limits: &Limits, cap: usize) -> Result<Mended, Erro
     mend_with(input, limits, RepairLog::capped(cap))
 }
 
-fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Mended, Error> {
+fn mend_with(input: &[u8], limits: &Limits, repairs: RepairLog) -> Result<Mended, Error> {
+    let (mended, encoded_twice) = mend_once(input, limits, repairs)?;
+    let Some((at, mut log, decoded)) = encoded_twice else {
+        return Ok(mended);
+    };
+    // A JSON string behind prose or in a fence whose text is an object or an array: arguments
+    // encoded twice. Its text is mended in turn; what that finds is logged where the string
+    // stood.
+    let (mut again, _) = mend_once(decoded.as_bytes(), limits, log.fresh())?;
+    log.push(Repair {
+        kind: RepairKind::EscapedJson,
+        position: at,
+        count: 1,
+    });
+    for r in again.repairs.drain(..) {
+        log.push(Repair { position: at, ..r });
+    }
+    again.repairs = log.finish();
+    Ok(again)
+}
+
+/// One pass of the engine over `input`. When the text held a JSON string whose own text is an
+/// object or array, with text around it that was dropped (a fence, prose), the second part is
+/// that string's position, the log so far and the string's text.
+#[allow(clippy::type_complexity)]
+fn mend_once(
+    input: &[u8],
+    limits: &Limits,
+    mut repairs: RepairLog,
+) -> Result<(Mended, Option<(usize, RepairLog, String)>), Error> {
     limits.check_size(input.len())?;
     // Positions in the text the engine reads, mapped back to the input's (the two differ when
     // invalid UTF-8 was replaced or one level of escaping taken off).
@@ -299,7 +328,8 @@ fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Me
             position: original_position(&maps, at),
             count: 1,
         });
-        let (unescaped, map) = unescape_once(&text);
+        let (mut unescaped, map) = unescape_once(&text);
+        drop_quotes_around_the_value(&mut unescaped);
         maps.push(map);
         text = Cow::Owned(unescaped);
     }
@@ -311,6 +341,24 @@ fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Me
         e.position = original_position(&maps, e.position);
         return Err(e);
     }
+    if engine.unwrapped && engine.out.trim_ascii().first() == Some(&b'"') {
+        let decoded = serde_json::from_slice::<String>(&engine.out)
+            .ok()
+            .filter(|s| matches!(s.trim_start().as_bytes().first(), Some(b'{' | b'[')));
+        if let Some(decoded) = decoded {
+            let at = original_position(&maps, engine.root_at);
+            let mut log = std::mem::replace(&mut engine.repairs, RepairLog::dropped());
+            for r in &mut log.items[before..] {
+                r.position = original_position(&maps, r.position);
+            }
+            let empty = Mended {
+                json: String::new(),
+                repairs: Vec::new(),
+                plain_numbers: true,
+            };
+            return Ok((empty, Some((at, log, decoded))));
+        }
+    }
     let mut log = std::mem::replace(&mut engine.repairs, RepairLog::dropped()).finish();
     if !maps.is_empty() {
         for r in &mut log[before..] {
@@ -319,11 +367,28 @@ fn mend_with(input: &[u8], limits: &Limits, mut repairs: RepairLog) -> Result<Me
     }
     let json = String::from_utf8(engine.out)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    Ok(Mended {
-        json,
-        repairs: log,
-        plain_numbers: !engine.wide_numbers,
-    })
+    Ok((
+        Mended {
+            json,
+            repairs: log,
+            plain_numbers: !engine.wide_numbers,
+        },
+        None,
+    ))
+}
+
+/// Unescaped text whose first bracket stands right after a quote, and whose last byte (but
+/// for whitespace) is a quote: the quotes of the JSON string the value was written into
+/// (`Here it is: "{\"a\": 1}"`), each made a space. The positions stay as they were.
+fn drop_quotes_around_the_value(text: &mut [u8]) {
+    let Some(open) = memchr::memchr2(b'{', b'[', text) else {
+        return;
+    };
+    let end = text.trim_ascii_end().len();
+    if open > 0 && text[open - 1] == b'"' && end > open + 1 && text[end - 1] == b'"' {
+        text[open - 1] = b' ';
+        text[end - 1] = b' ';
+    }
 }
 
 /// Text of bytes that may not be UTF-8, each invalid sequence read as U+FFFD, and a surrogate

@@ -31,6 +31,17 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.note_width(&src[start..end]);
                 self.emit(&src[start..end]);
                 self.pos = end;
+                if !STRICT
+                    && src.get(end) == Some(&b'"')
+                    && matches!(
+                        src.get(scan::skip_ws(src, end + 1)),
+                        None | Some(b',' | b'}' | b']')
+                    )
+                {
+                    // `"n": 12345",`: a stray quote after the number (its opening one missing).
+                    self.fault(RepairKind::UnexpectedCharacter, end, "',' after a value")?;
+                    self.pos = end + 1;
+                }
                 return Ok(());
             }
         }
@@ -206,7 +217,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
 }
 
 /// The end of the strict JSON number starting at `i`, if one starts there.
-fn strict_number_end(src: &[u8], mut i: usize) -> Option<usize> {
+pub(super) fn strict_number_end(src: &[u8], mut i: usize) -> Option<usize> {
     let digits = |mut i: usize| {
         let start = i;
         while i < src.len() && src[i].is_ascii_digit() {
@@ -240,7 +251,8 @@ fn strict_number_end(src: &[u8], mut i: usize) -> Option<usize> {
 
 /// Mends a run of number characters that is not a strict number: `+1` -> `1`, `.5` -> `0.5`,
 /// `1.` -> `1.0`, `1e` -> `1`, `-` -> `-0`. `None` when the run means something else
-/// (leading zeros of an identifier, two dots, a date), which is then kept as a string.
+/// (leading zeros of an identifier, two dots, a date, an exponent with no digits before it:
+/// `-e5`), which is then kept as a string.
 fn mend_number(run: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(run.len() + 2);
     let mut i = 0;
@@ -273,6 +285,9 @@ fn mend_number(run: &[u8]) -> Option<Vec<u8>> {
         });
     }
     if matches!(run.get(i), Some(b'e' | b'E')) {
+        if !run[..i].iter().any(u8::is_ascii_digit) {
+            return None; // `-e5`: an exponent of no number
+        }
         let exp_start = i;
         i += 1;
         if matches!(run.get(i), Some(b'+' | b'-')) {

@@ -17,6 +17,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
         let content_start = self.pos + delim.open.len();
         let mut kept_quote = false;
+        // An object or array written inline in the text (`is {"a": "b"}, which`): the quotes
+        // before this position are its own.
+        let mut inline_end: Option<usize> = None;
         // Where the output last stopped being a byte-for-byte copy of the source (an escape
         // written out): a value cut back to an earlier comma must be a copy from there on.
         let mut rewritten_at: Option<usize> = None;
@@ -49,6 +52,21 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             }
             self.pos = i;
             let Some(&b) = src.get(i) else {
+                let split = (!STRICT && !kept_quote && delim.close == b"\"")
+                    .then(|| self.split_in_open_string(content_start, i, is_key))
+                    .flatten()
+                    .filter(|&at| rewritten_at.is_none_or(|r| r < at));
+                if let Some(at) = split {
+                    // `{"key:value}`, `{"a": "first, b: 1}`: a string left open to the end
+                    // holds the colon of its own key, or the next member; it ends there, and
+                    // what follows is read again.
+                    self.fault(RepairKind::UnclosedString, at, "a closing '\"'")?;
+                    self.out.truncate(self.out.len() - (i - at));
+                    self.rewrote_output_from(self.out.len());
+                    self.out.push(b'"');
+                    self.pos = at;
+                    return Ok(());
+                }
                 if let Some(end) = self.fenced_string_end(content_start, i) {
                     // `"value}```: the string ran into a closing fence; it ends before the
                     // closers and the fence, which are read again after it.
@@ -74,6 +92,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     && (delim.close.len() == 1 || src[i..].starts_with(delim.close)) =>
                 {
                     self.pos += delim.close.len();
+                    if inline_end.is_some_and(|end| i < end) {
+                        self.repairs.push(Repair {
+                            kind: RepairKind::UnescapedQuotes,
+                            position: i,
+                            count: 1,
+                        });
+                        self.out.extend_from_slice(delim.inner);
+                        rewritten_at = Some(i);
+                        continue;
+                    }
                     if !STRICT && is_key && self.colon_inside_key(content_start, i) {
                         // `{"key:"value"}`: the key ended at its colon, and this quote opens
                         // the value. The colon is read again, after the key.
@@ -90,9 +118,17 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     }
                     let closes = match json_end {
                         Some(end) => i == end,
-                        None => STRICT || is_key || self.quote_closes(self.pos, delim.close[0]),
+                        None => {
+                            STRICT
+                                || is_key
+                                || self.quote_closes(self.pos, delim.close[0])
+                                || (!kept_quote && self.element_follows_quote(i, delim.close[0]))
+                        }
                     };
                     if closes {
+                        if !STRICT && is_key {
+                            self.trim_raw_line_end_of_key(content_start, i);
+                        }
                         self.emit_byte(b'"');
                         return Ok(());
                     }
@@ -105,20 +141,52 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         self.out.extend_from_slice(delim.inner);
                         continue;
                     }
+                    if !is_key && delim.close == b"\"" {
+                        if let Some(end) = self.inline_json_end(content_start, i) {
+                            inline_end = Some(end);
+                            self.repairs.push(Repair {
+                                kind: RepairKind::UnescapedQuotes,
+                                position: i,
+                                count: 1,
+                            });
+                            self.out.extend_from_slice(delim.inner);
+                            rewritten_at = Some(i);
+                            continue;
+                        }
+                    }
                     // Only while no quote inside this string was kept as a character: code in a
                     // string (`return {"a": 1, "b": 2}`) writes keys after commas too.
                     if let Some(comma) = (!kept_quote)
-                        .then(|| self.key_after_unclosed_value(content_start, i, delim))
+                        .then(|| {
+                            self.key_after_unclosed_value(content_start, i, delim)
+                                .or_else(|| self.element_after_unclosed_value(content_start, i))
+                                .or_else(|| {
+                                    (delim.close == b"\"")
+                                        .then(|| {
+                                            self.bare_key_after_unclosed_value(content_start, i)
+                                        })
+                                        .flatten()
+                                })
+                        })
                         .flatten()
-                        .filter(|&comma| rewritten_at.is_none_or(|at| at < comma))
+                        // From the comma on, the output is a copy but for whitespace escaped.
+                        .filter(|&comma| {
+                            rewritten_at.is_none_or(|at| at < comma)
+                                || src[comma + 1..i].iter().all(|&c| is_ws(c))
+                        })
                     {
-                        // `"city": "New York, "zip": 1`: the value ended at the comma.
+                        // `"city": "New York, "zip": 1`, `["hello,"world"]`: the value ended
+                        // at the comma. Control characters escaped after it are read again.
+                        let escaped = src[comma..i].iter().filter(|&&c| c < 0x20).count();
+                        self.repairs
+                            .take_back_from(comma, RepairKind::ControlCharacter, escaped);
                         self.repairs.push(Repair {
                             kind: RepairKind::TruncatedString,
                             position: comma,
                             count: 1,
                         });
-                        self.out.truncate(self.out.len() - (i - comma));
+                        let written: usize = src[comma..i].iter().map(|&c| escaped_len(c)).sum();
+                        self.out.truncate(self.out.len() - written);
                         self.rewrote_output_from(self.out.len());
                         self.out.push(b'"');
                         self.pos = comma;
@@ -167,6 +235,21 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     self.pos += 1;
                 }
             }
+        }
+    }
+
+    /// A key whose text ends in raw line breaks or tabs (`"key_1\n"`): they are dropped, as no
+    /// key means them. (Valid JSON holds none.)
+    fn trim_raw_line_end_of_key(&mut self, content_start: usize, quote: usize) {
+        let src = self.src;
+        let mut at = quote;
+        while at > content_start + 1 && matches!(src[at - 1], b'\n' | b'\r' | b'\t') {
+            at -= 1;
+        }
+        if at < quote {
+            let written: usize = src[at..quote].iter().map(|&c| escaped_len(c)).sum();
+            self.out.truncate(self.out.len() - written);
+            self.rewrote_output_from(self.out.len());
         }
     }
 
@@ -301,6 +384,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     }
                 }
             }
+            Some(b'\n') => {
+                // A backslash ending the line (a line continuation): the line break it escapes.
+                self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
+                self.out.extend_from_slice(b"\\n");
+                self.pos += 2;
+            }
             Some(b'\'') => {
                 if !in_single {
                     self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
@@ -345,16 +434,21 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 src[end],
                 b':' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\'' | b'\n' | b'\r'
             )
+            && !(end > start && scan::curly_quote_at(src, end).is_some())
         {
             end += 1;
         }
+        // `{a": 1}`: the key's opening quote went missing; its closing one is dropped.
+        let stray_quote = matches!(src.get(end), Some(b'"' | b'\''))
+            && src.get(scan::skip_ws(src, end + 1)) == Some(&b':');
+        let after = end + usize::from(stray_quote);
         while end > start + 1 && is_ws(src[end - 1]) {
             end -= 1;
         }
         self.out.push(b'"');
         self.push_escaped(&src[start..end]);
         self.out.push(b'"');
-        self.pos = end;
+        self.pos = if stray_quote { after } else { end };
     }
 }
 

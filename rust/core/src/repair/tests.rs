@@ -685,7 +685,7 @@ fn every_kind_has_its_own_one_line_description() {
         );
         assert!(seen.insert(text), "{kind:?} shares its description");
     }
-    assert_eq!(RepairKind::ALL.len(), 35);
+    assert_eq!(RepairKind::ALL.len(), 36);
     assert_eq!(RepairKind::ALL[0], RepairKind::TrailingComma);
     assert_eq!(RepairKind::InvalidUtf8.as_str(), "invalid_utf8");
 }
@@ -709,12 +709,21 @@ mod hostile {
             // Each string looks like JSON written into it, whose end is never found.
             "json in strings, open" => ("[", "\"{\"a\": 1, ", "]"),
             "json in strings, cut short" => ("[", "\"{\"}x ", "]"),
+            // Issue 35's look-aheads: each reads a bounded window, or bytes consumed next.
+            "elements missing a quote" => ("[", "\"a\" b\", ", "1]"),
+            "objects inline in a value" => ("{\"a\": \"", "x {\"k\": 1} ", "\"}"),
+            "arrays closed early" => ("{\"a\": [1], ", "[2], [], ", "\"b\": 1}"),
+            "sets of strings" => ("[", "{'a', 'b'}, ", "1]"),
+            "backticks with accents" => ("[", "`a\u{b4}, ", "1]"),
+            "line comments before closers" => ("[", "{\"a\": 1 # x }, \"b\": 1},\n", "1]"),
+            "objects left open in an array" => ("[", "{\"i\": 1, ", "1]"),
+            "parentheses around one value" => ("{", "\"a\": (1), ", "\"b\": 1}"),
             _ => unreachable!("{name}"),
         };
         format!("{head}{}{tail}", unit.repeat(units))
     }
 
-    const FAMILIES: [&str; 9] = [
+    const FAMILIES: [&str; 17] = [
         "line comments, double quotes",
         "line comments, single quotes",
         "block comments",
@@ -724,6 +733,14 @@ mod hostile {
         "spaced brace pairs",
         "json in strings, open",
         "json in strings, cut short",
+        "elements missing a quote",
+        "objects inline in a value",
+        "arrays closed early",
+        "sets of strings",
+        "backticks with accents",
+        "line comments before closers",
+        "objects left open in an array",
+        "parentheses around one value",
     ];
 
     #[test]
@@ -1128,4 +1145,275 @@ proptest::proptest! {
             proptest::prop_assert!(false, "{:?} cap {}: {}", input, cap, e);
         }
     }
+}
+
+#[test]
+fn fences_with_no_line_break_several_fenced_blocks_and_a_bracket_before_the_fence() {
+    assert_eq!(fixed("```{\"a\":\"b\"}```"), "{\"a\":\"b\"}");
+    assert_eq!(fixed("````json {\"a\": 1}```"), "{\"a\": 1}");
+    assert_eq!(fixed("[```json\n{\"a\":\"b\"}\n```]"), "{\"a\":\"b\"}");
+    assert_eq!(fixed("{```\n{\"a\":\"b\"}\n```}"), "{\"a\":\"b\"}");
+    assert_eq!(
+        fixed("First:\n```json\n{\"a\": 1}\n```\nThen:\n```json\n{\"b\": 2}\n```\nDone."),
+        "[{\"a\": 1},{\"b\": 2}]"
+    );
+    assert_eq!(
+        fixed("```json\n{\"a\": 1}\n```\n```json\n[2]\n```"),
+        "[{\"a\": 1},[2]]"
+    );
+    // A fence after prose, around a value that opens no bracket.
+    assert_eq!(fixed("The pair:\n```python\n(1, 2)\n```"), "[1, 2]");
+    // Prose with no fence after it is still dropped, values in it too.
+    assert_eq!(fixed("{\"a\": 1} and then {\"c\": 3}"), "{\"a\": 1}");
+}
+
+#[test]
+fn values_alone_on_their_lines_and_glued_containers_are_several_values() {
+    assert_eq!(fixed("1\n2\n3"), "[1,\n2,\n3]");
+    assert_eq!(fixed("true\nnull"), "[true,\nnull]");
+    assert_eq!(fixed("{\"a\":\"x\"}[1,2]"), "[{\"a\":\"x\"},[1,2]]");
+    // A numbered line of prose is no value.
+    assert_eq!(fixed("{\"a\": 1}\n1. Do this"), "{\"a\": 1}");
+}
+
+#[test]
+fn parentheses_around_one_value_sets_of_strings_and_members_in_an_array() {
+    assert_eq!(fixed("(1)"), " 1");
+    assert_eq!(fixed("{\"g\": (\"x\")}"), "{\"g\":  \"x\"}");
+    assert_eq!(fixed("{\"p\": (1,)}"), "{\"p\": [1]}");
+    assert_eq!(fixed("((1, 2))"), " [1, 2]");
+    assert_eq!(fixed("{'a', 'b', 'c'}"), "[\"a\", \"b\", \"c\"]");
+    // One string, or a string and a key, is an object whose keys lack values.
+    assert_eq!(fixed("{\"a\"}"), "{\"a\":null}");
+    assert_eq!(fixed("{\"a\", \"b\": 1}"), "{\"a\":null, \"b\": 1}");
+    let (json, kinds) = fix("[\"key\": \"value\"]");
+    assert_eq!(json, "[{\"key\": \"value\"}]");
+    assert!(kinds.contains(&"missing_opening_brace"), "{kinds:?}");
+    assert_eq!(fixed("[\"key\":\"value\"}]"), "[{\"key\":\"value\"}]");
+}
+
+#[test]
+fn invisible_spaces_exponents_of_nothing_and_values_with_no_key() {
+    for space in ["\u{200b}", "\u{180e}", "\u{feff}", "\u{2060}"] {
+        assert_eq!(
+            fixed(&format!("{{\"a\":{space}\"foo\"}}")),
+            "{\"a\":\"foo\"}"
+        );
+    }
+    assert_eq!(fixed("[-e5]"), "[\"-e5\"]");
+    assert_eq!(fixed("[1e5, .5e1]"), "[1e5, 0.5e1]");
+    let refused = repair(b"{:2}", &Limits::default()).unwrap_err();
+    assert_eq!(refused.code(), crate::error::ErrorCode::Unparseable);
+    assert_eq!(fixed("{:}"), "{}");
+}
+
+#[test]
+fn a_quote_missing_at_an_element_s_start_or_end_eats_no_neighbour() {
+    // An element with its opening quote missing (a word stuck to a quote before `,` or `]`).
+    assert_eq!(
+        fixed(r#"["value1" value2", "value3"]"#),
+        r#"["value1" ,"value2", "value3"]"#
+    );
+    // A number or literal alone after an element: its comma went missing.
+    assert_eq!(fixed(r#"["a" 2"#), r#"["a" ,2]"#);
+    assert_eq!(fixed(r#"["a" "b" true]"#), r#"["a" ,"b" ,true]"#);
+    // An element whose closing quote is missing before a comma and a whole element.
+    assert_eq!(fixed(r#"["hello,"world"]"#), r#"["hello","world"]"#);
+    assert_eq!(fixed("[\n\"abc,\n\"def\"\n]"), "[\n\"abc\",\n\"def\"\n]");
+    // Before the closers that end the text, whitespace is layout.
+    assert_eq!(fixed("[\"abc  ]\n"), "[\"abc\"  ]\n");
+    assert_eq!(fixed("[\n[\n\"abc\n]\n]"), "[\n[\n\"abc\"\n]\n]");
+    // Inner quotes that pair up stay inside, numbers after them too.
+    assert_eq!(
+        fixed(r#"["say "hi" now", "x"]"#),
+        r#"["say \"hi\" now", "x"]"#
+    );
+    assert_eq!(
+        fixed(r#"["He said "hi" 2 times", "x"]"#),
+        r#"["He said \"hi\" 2 times", "x"]"#
+    );
+}
+
+#[test]
+fn keys_and_members_around_a_missing_quote_are_kept() {
+    assert_eq!(fixed(r#"{a":"foo","b":"bar"}"#), r#"{"a":"foo","b":"bar"}"#);
+    assert_eq!(fixed(r#"{"a":"foo",b":"bar"}"#), r#"{"a":"foo","b":"bar"}"#);
+    assert_eq!(
+        fixed(r#"{"w": abc", "n": 12345", "v": x" }"#),
+        r#"{"w": "abc", "n": 12345, "v": "x" }"#
+    );
+    assert_eq!(
+        fixed(r#"{"a": "first, b: "second"}"#),
+        r#"{"a": "first", "b": "second"}"#
+    );
+    // With no quoted value after it, `, word:` inside a value left open stays text.
+    assert_eq!(
+        fixed(r#"{"msg": "Hello, note: at 5}"#),
+        r#"{"msg": "Hello, note: at 5"}"#
+    );
+}
+
+#[test]
+fn junk_after_the_last_member_is_dropped_and_arrays_closed_early_go_on() {
+    let (json, kinds) = fix(r#"{"b": "x" true}"#);
+    assert_eq!(json, r#"{"b": "x" }"#);
+    assert_eq!(kinds, vec!["unexpected_character"]);
+    assert_eq!(
+        fixed(r#"{"b": "x", "c": "y" AAAA }"#),
+        r#"{"b": "x", "c": "y"  }"#
+    );
+    // After a comma a bare word is still a key with no value.
+    assert_eq!(fixed(r#"{"a": 1, b}"#), r#"{"a": 1, "b":null}"#);
+    assert_eq!(
+        fixed(r#"{"a": ["x"], ["y"], ["z"], "b": 1}"#),
+        r#"{"a": ["x" , "y" , "z"], "b": 1}"#
+    );
+    assert_eq!(
+        fixed(r#"{"k": [[1], "a"], [[2], [3]] }"#),
+        r#"{"k": [[1], "a" , [2], [3]] }"#
+    );
+    // The root object closed early and continued with a colon missing.
+    assert_eq!(fixed(r#"{"a": "x"}, "b" "y"}"#), r#"{"a": "x", "b" :"y"}"#);
+    // A block comment cut off at the end of the text.
+    assert_eq!(fixed(r#"{"a": "x" /* note"#), r#"{"a": "x" }"#);
+}
+
+#[test]
+fn arguments_encoded_twice_behind_prose_or_in_a_fence_are_decoded() {
+    let (json, kinds) = fix("```json\n\"{\\\"a\\\": [1], \\\"b\\\": \\\"x\\\"}\"\n```");
+    assert_eq!(json, r#"{"a": [1], "b": "x"}"#);
+    assert!(kinds.contains(&"escaped_json"), "{kinds:?}");
+    assert_eq!(fixed("Here it is: \"{\\\"a\\\": 1}\""), "{\"a\": 1} ");
+    // The quotes of the string it was written into, found behind prose, are no text of it.
+    assert_eq!(
+        fixed("Here it is: \"{\\\"a\\\": \\\"x\\\"}\""),
+        "{\"a\": \"x\"} "
+    );
+    assert_eq!(fixed("Here: [\"a\", 1] and \"b\""), "[\"a\", 1]");
+    assert_eq!(fixed("[\"\"\"]"), "[\"\\\"\"]");
+    assert_eq!(
+        fixed("[\"Taj \"Mahal\"\", \"India\"]"),
+        "[\"Taj \\\"Mahal\\\"\", \"India\"]"
+    );
+    assert_eq!(
+        fixed("{\"t\": \"at \"12:00\"\", \"n\": 1}"),
+        "{\"t\": \"at \\\"12:00\\\"\", \"n\": 1}"
+    );
+    assert_eq!(
+        fixed("[\u{201c}M\u{201d}, \u{201c}L\u{201d}]"),
+        "[\"M\", \"L\"]"
+    );
+    assert_eq!(
+        fixed("Sure: {\\\"a\\\": 1, \\\"b\\\": true"),
+        r#"{"a": 1, "b": true}"#
+    );
+    assert_eq!(
+        fixed("```json\n{\\n  \\\"a\\\": \\\"x\\\"\\n}\n```"),
+        "{\n  \"a\": \"x\"\n}"
+    );
+    // A JSON string alone is valid JSON, and stays a string; so does one with no JSON in it.
+    assert_eq!(fixed("\"{\\\"a\\\": 1}\""), "\"{\\\"a\\\": 1}\"");
+    assert_eq!(fixed("```json\n\"hello\"\n```"), "\"hello\"");
+}
+
+#[test]
+fn backticks_closed_otherwise_objects_left_open_in_arrays_and_cut_empty_strings() {
+    assert_eq!(fixed("{`a\u{b4}:`b\u{b4}}"), r#"{"a":"b"}"#);
+    assert_eq!(fixed("[`foo', 1]"), r#"["foo", 1]"#);
+    assert_eq!(fixed("[`it's`]"), r#"["it's"]"#);
+    assert_eq!(fixed(r#"[{"i":1{"i":2}]"#), r#"[{"i":1},{"i":2}]"#);
+    assert_eq!(fixed(r#"[{"i":1,{"i":2}]"#), r#"[{"i":1 },{"i":2}]"#);
+    // Outside an array a doubled brace is still a template's.
+    assert_eq!(fixed(r#"{{"a": 1}}"#), r#"{"a": 1}"#);
+    assert_eq!(fixed("{a \u{201c}b\u{201d}}"), r#"{"a" :"b"}"#);
+    assert_eq!(
+        fixed("{\"a\": TRUE, \"b\": Null}"),
+        r#"{"a": true, "b": null}"#
+    );
+    assert_eq!(fixed("\"first\\\nsecond\""), r#""first\nsecond""#);
+    assert_eq!(fixed("{\""), "{}");
+    assert_eq!(fixed(r#"{"a": 1, ""#), r#"{"a": 1 }"#);
+    assert_eq!(fixed("[1, \""), "[1 ]");
+    // An empty string written whole is kept.
+    assert_eq!(fixed(r#"["a", """#), r#"["a", ""]"#);
+    assert_eq!(fixed(r#"{"a": ""#), r#"{"a": ""}"#);
+    assert_eq!(
+        fixed(r#"{"a": sic. "b": x, quick brown fox. "c": y}"#),
+        r#"{"a": "sic." ,"b": "x", "c": "y"}"#
+    );
+}
+
+#[test]
+fn objects_written_inline_in_a_value_keep_their_quotes() {
+    assert_eq!(
+        fixed(r#"{"x": "the answer is {"a": "b"}, not a string"}"#),
+        r#"{"x": "the answer is {\"a\": \"b\"}, not a string"}"#
+    );
+    assert_eq!(
+        fixed(r#"{"x": "a, {"k": 1}, "y": 2}"#),
+        r#"{"x": "a, {\"k\": 1}", "y": 2}"#
+    );
+    // A brace whose balance is the text's own closer is no inline object.
+    assert_eq!(fixed(r#"{"a": "x {", "b": 1}"#), r#"{"a": "x {", "b": 1}"#);
+}
+
+#[test]
+fn a_string_left_open_before_the_closers_gives_back_the_member_it_holds() {
+    assert_eq!(fixed(r#"{"a": "first, b: 1}"#), r#"{"a": "first", "b": 1}"#);
+    assert_eq!(
+        fixed(r#"{"a": "first, b: [1]}"#),
+        r#"{"a": "first", "b": [1]}"#
+    );
+    assert_eq!(fixed(r#"{"key:value}"#), r#"{"key":"value"}"#);
+    // Words after the colon are the value's; a text cut off mid-value stays cut, its value whole.
+    assert_eq!(
+        fixed(r#"{"a": "Hello, note: at 5}"#),
+        r#"{"a": "Hello, note: at 5"}"#
+    );
+    let (json, kinds) = fix(r#"{"a": "hello, b: 5"#);
+    assert_eq!(json, r#"{"a": "hello, b: 5"}"#);
+    assert!(kinds.contains(&"truncated_string"), "{kinds:?}");
+    // A key's raw line break at its end is dropped.
+    assert_eq!(fixed("{\"key_1\n\": \"v\"}"), r#"{"key_1": "v"}"#);
+    // A line comment ends before a closer that a comma and a key follow.
+    assert_eq!(
+        fixed(r#"{"k": {"a": "x" # note }, "b": 1}"#),
+        r#"{"k": {"a": "x" }, "b": 1}"#
+    );
+    assert_eq!(
+        fixed(r#"{"k": {"a": "x" // note }, "b": 1}"#),
+        r#"{"k": {"a": "x" }, "b": 1}"#
+    );
+    // A `[` after a value's quote and comma starts what comes next.
+    assert_eq!(fixed(r#"{"a": "x", ["y"] }"#), r#"{"a": "x", "y":null} "#);
+}
+
+#[test]
+fn a_key_after_a_comma_in_an_array_closes_the_array() {
+    assert_eq!(
+        fixed(r#"{"a": [null, "e": null}"#),
+        r#"{"a": [null  ],"e": null}"#
+    );
+    // In an array no object holds, it is still an element.
+    assert_eq!(fixed(r#"[1, "e": 2]"#), r#"[1, "e\": 2"]"#);
+}
+
+#[test]
+fn an_empty_array_closed_early_goes_on_without_an_empty_element() {
+    assert_eq!(
+        fixed(r#"{"a": [], [1], "b": 2}"#),
+        r#"{"a": [   1], "b": 2}"#
+    );
+    assert_eq!(
+        fixed(r#"[{"a": 1, [2], null]"#),
+        r#"[{"a": 1  },[2], null]"#
+    );
+}
+
+/// Found by the property law: an escaped quote closing a cut-off key is no empty key.
+#[test]
+fn an_escaped_quote_at_the_end_is_no_empty_string() {
+    let json = fixed("{'\\\"");
+    assert!(json.starts_with("{\""), "{json}");
+    assert_eq!(fixed("[\"\\\""), "[\"\\\"\"]");
 }
