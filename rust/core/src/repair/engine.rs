@@ -146,6 +146,19 @@ impl RepairLog {
         self.tail_from = end;
     }
 
+    /// Maps the positions of the repairs kept from item `from` on, and the first positions of
+    /// those counted past the cap, from the text read to the input (see `PositionMap`).
+    pub(super) fn map_positions(&mut self, from: usize, map: impl Fn(usize) -> usize) {
+        for r in &mut self.items[from..] {
+            r.position = map(r.position);
+        }
+        for (count, first) in &mut self.elided {
+            if *count > 0 {
+                *first = map(*first);
+            }
+        }
+    }
+
     #[inline(always)]
     pub(super) fn push(&mut self, repair: Repair) {
         if self.keep {
@@ -516,7 +529,14 @@ impl<'a, const STRICT: bool> Engine<'a, STRICT> {
                 self.out.truncate(before_ws - 1);
                 self.rewrote_output_from(before_ws - 1);
                 self.open(Frame::Object)?;
-                self.value_from(Expect::AfterValue)?;
+                // An object closed with no member (`{}, "b": 2}`) goes on at its first key: the
+                // comma is then an extra one.
+                let empty = self.out.trim_ascii_end().last() == Some(&b'{');
+                self.value_from(if empty {
+                    Expect::FirstKey
+                } else {
+                    Expect::AfterValue
+                })?;
                 continue;
             }
             // Another container, or after a comma any value but a key (`1, 2, 3`), or a number

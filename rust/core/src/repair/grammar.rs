@@ -154,6 +154,17 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 .is_some_and(|p| p.closer == b && p.at + 1 == self.stack.len())
     }
 
+    /// A second element of the innermost container, when it is a tuple or set being read: it
+    /// is no value in parentheses (`(1 2)` is a tuple missing its comma, not `1`).
+    fn python_array_holds_more(&mut self) {
+        if !STRICT {
+            let depth = self.stack.len();
+            if let Some(p) = self.python_arrays.last_mut().filter(|p| p.at + 1 == depth) {
+                p.comma = true;
+            }
+        }
+    }
+
     fn close_python_array(&mut self, expect: Expect) -> Result<Expect, Error> {
         if expect == Expect::NextElement {
             self.drop_last_comma()?; // `(1,)`, a one-tuple
@@ -624,12 +635,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 self.close_python_array(Expect::AfterValue)
             }
             b',' => {
-                if !STRICT {
-                    let depth = self.stack.len();
-                    if let Some(p) = self.python_arrays.last_mut().filter(|p| p.at + 1 == depth) {
-                        p.comma = true;
-                    }
-                }
+                self.python_array_holds_more();
                 self.last_comma = (self.out.len(), at);
                 self.emit_byte(b',');
                 self.pos += 1;
@@ -681,6 +687,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     // `[{"i": 1 {"i": 2}]`: the object's `}` went missing before the next one.
                     self.close_missing(at);
                     self.fault(RepairKind::MissingComma, at, expected)?;
+                    self.python_array_holds_more();
                     self.last_comma = (self.out.len(), at);
                     self.out.push(b',');
                     return Ok(Expect::NextElement);
@@ -697,6 +704,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 }
                 if starts_item {
                     self.fault(RepairKind::MissingComma, at, expected)?;
+                    self.python_array_holds_more();
                     self.last_comma = (self.out.len(), at);
                     self.out.push(b',');
                     Ok(if in_array {

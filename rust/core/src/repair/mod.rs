@@ -282,12 +282,18 @@ fn mend_with(input: &[u8], limits: &Limits, repairs: RepairLog) -> Result<Mended
     // A JSON string behind prose or in a fence whose text is an object or an array: arguments
     // encoded twice. Its text is mended in turn; what that finds is logged where the string
     // stood.
-    let (mut again, _) = mend_once(decoded.as_bytes(), limits, log.fresh())?;
+    // A fault inside it is reported where the string stood, as its repairs are: positions in the
+    // decoded text are no place in the input.
+    let (mut again, _) = mend_once(decoded.as_bytes(), limits, log.fresh())
+        .map_err(|e| Error { position: at, ..e })?;
     log.push(Repair {
         kind: RepairKind::EscapedJson,
         position: at,
         count: 1,
     });
+    // Logged at the string's position, they are no closing repairs of the outer text: the
+    // log's cap holds for them (its tail is kept whole only for the text's own closers).
+    log.set_tail_from(usize::MAX);
     for r in again.repairs.drain(..) {
         log.push(Repair { position: at, ..r });
     }
@@ -348,9 +354,7 @@ fn mend_once(
         if let Some(decoded) = decoded {
             let at = original_position(&maps, engine.root_at);
             let mut log = std::mem::replace(&mut engine.repairs, RepairLog::dropped());
-            for r in &mut log.items[before..] {
-                r.position = original_position(&maps, r.position);
-            }
+            log.map_positions(before, |p| original_position(&maps, p));
             let empty = Mended {
                 json: String::new(),
                 repairs: Vec::new(),

@@ -1182,6 +1182,12 @@ fn parentheses_around_one_value_sets_of_strings_and_members_in_an_array() {
     assert_eq!(fixed("{\"g\": (\"x\")}"), "{\"g\":  \"x\"}");
     assert_eq!(fixed("{\"p\": (1,)}"), "{\"p\": [1]}");
     assert_eq!(fixed("((1, 2))"), " [1, 2]");
+    // Two values missing their comma are a tuple, not a value in parentheses.
+    assert_eq!(fixed("{\"a\": (1 2)}"), "{\"a\": [1 ,2]}");
+    assert_eq!(
+        fixed("[({\"i\": 1 {\"i\": 2})]"),
+        "[[{\"i\": 1 },{\"i\": 2}]]"
+    );
     assert_eq!(fixed("{'a', 'b', 'c'}"), "[\"a\", \"b\", \"c\"]");
     // One string, or a string and a key, is an object whose keys lack values.
     assert_eq!(fixed("{\"a\"}"), "{\"a\":null}");
@@ -1416,4 +1422,17 @@ fn an_escaped_quote_at_the_end_is_no_empty_string() {
     let json = fixed("{'\\\"");
     assert!(json.starts_with("{\""), "{json}");
     assert_eq!(fixed("[\"\\\""), "[\"\\\"\"]");
+}
+
+#[test]
+fn an_empty_root_object_closed_early_goes_on_at_its_first_key() {
+    assert_eq!(fixed("{},'':"), "{\"\":null}");
+    assert_eq!(fixed("{}, \"b\": 2}"), "{ \"b\": 2}");
+}
+
+#[test]
+fn a_fault_inside_arguments_encoded_twice_points_at_their_string() {
+    let input = format!("Here: \"{}\"", "[".repeat(100));
+    let err = repair(input.as_bytes(), &Limits::default()).unwrap_err();
+    assert!(err.position <= input.len(), "{err:?}");
 }
