@@ -351,3 +351,21 @@ def test_config_show_says_where_each_setting_came_from(
     monkeypatch.setenv("TOOLMEND_MAX_RETRIES", "eleven")
     assert main(["config", "show"]) == 2
     assert "max_retries" in capsys.readouterr().err
+
+
+def test_the_cli_loads_without_the_proxy_extra() -> None:
+    """The wheel installs without the `proxy` extra: the CLI (and its proxy options) still load; only serving
+    needs httptools, Starlette and uvicorn."""
+    code = (
+        "import sys\n"
+        "for name in ('httptools', 'starlette', 'uvicorn'):\n"
+        "    sys.modules[name] = None  # an import of it fails, as where it is not installed\n"
+        "from toolmend.cli import main\n"
+        "try:\n"
+        "    main(['proxy', '--help'])\n"
+        "except SystemExit as e:\n"
+        "    print('exit', e.code)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip().endswith("exit 0"), done.stderr
+    assert "--upstream" in done.stdout

@@ -16,7 +16,10 @@ import time
 from typing import AsyncIterator, Awaitable, TypeVar
 from urllib.parse import urlsplit
 
-import httptools
+try:
+    import httptools
+except ImportError:  # no `proxy` extra: the CLI and its --help still load; an Upstream says what to install
+    httptools = None  # type: ignore[assignment]
 
 _T = TypeVar("_T")
 #: A response's head larger than this is refused (llhttp sets no bound of its own).
@@ -61,6 +64,8 @@ class Upstream:
     """Requests to the origin of ``url`` (``http`` or ``https``; its path is a prefix of every request's)."""
 
     def __init__(self, url: str, *, connect_timeout: float = 10.0, read_timeout: float = 600.0, max_idle: int = 256, max_body: int = _MAX_BODY) -> None:
+        if httptools is None:
+            raise ModuleNotFoundError("toolmend proxy needs its extra: pip install 'toolmend[proxy]' (httptools)")
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("the upstream must be an http:// or https:// URL")
