@@ -201,3 +201,16 @@ def test_at_the_limit_arguments_not_readable_at_all_are_cut_off() -> None:
     body = openai("[[[", "stop")
     assert [e.code for e in parse_response(body).errors] == ["TLP-004"]
     assert [e.code for e in parse_response(openai("[[[", "length")).errors] == ["TLP-010"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "position"),
+    [("}}}{{{ not json at all", 7), ("{not json at all", 1), ("{{{ not json", 4)],
+)
+def test_prose_in_braces_is_not_json_rather_than_cut_off(arguments: str, position: int) -> None:
+    # Words with no colon where a key would be are a sentence: TLP-004 at the words, not a call's start.
+    result = parse_response({"tool_calls": [{"function": {"name": "f", "arguments": arguments}}]})
+    assert not result.calls
+    (error,) = result.errors
+    assert (error.code, error.position) == ("TLP-004", position)
+    assert "a double-quoted key followed by ':'" in error.message

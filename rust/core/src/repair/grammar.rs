@@ -3,8 +3,8 @@
 
 use super::engine::{After, Engine, Expect, Frame, PythonArray};
 use super::lookahead::{
-    element_alone_at, junk_word_before_element, junk_word_before_key, surely_quoted_key,
-    trailer_at, word_ends_at_delimiter,
+    element_alone_at, junk_word_before_element, junk_word_before_key, prose_where_key_is,
+    surely_quoted_key, trailer_at, word_ends_at_delimiter,
 };
 use super::{Repair, RepairKind};
 use crate::error::{Error, ErrorKind};
@@ -590,6 +590,27 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 // `{"a": 1, COMMENT "b": 2}`: a stray word, then a quoted key and its colon.
                 self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
                 self.pos = junk_word_before_key(self.src, at).expect("checked");
+                Ok(expect)
+            }
+            _ if !STRICT
+                && expect == Expect::FirstKey
+                && prose_where_key_is(self.src, at).is_some() =>
+            {
+                // `{not json at all`: a sentence, not an object's members; refused rather than
+                // read as a key with no value.
+                Err(Error::unexpected(
+                    at,
+                    "a double-quoted key followed by ':'",
+                    Some(b as char),
+                ))
+            }
+            _ if !STRICT
+                && expect == Expect::NextKey
+                && prose_where_key_is(self.src, at).is_some() =>
+            {
+                // `{"a": 1, see above}`: junk words between members are dropped.
+                self.fault(RepairKind::UnexpectedCharacter, at, "a double-quoted key")?;
+                self.pos = prose_where_key_is(self.src, at).expect("checked");
                 Ok(expect)
             }
             _ => {

@@ -173,6 +173,33 @@ pub(super) fn junk_word_before_key(src: &[u8], at: usize) -> Option<usize> {
     (matches!(src[key - 1], b' ' | b'\t') && surely_quoted_key(src, key)).then_some(key)
 }
 
+/// `{not json at all`: words with spaces between them where a key would be, and no colon (or
+/// `=`) after them. That is prose, not a key: read as one, a sentence would pass as arguments
+/// of a single member with no value. Where the words end. Bounded by `LOOKAHEAD`.
+pub(super) fn prose_where_key_is(src: &[u8], at: usize) -> Option<usize> {
+    if !src.get(at).is_some_and(|&c| is_ident(c)) {
+        return None;
+    }
+    let run = src[at..]
+        .iter()
+        .take(LOOKAHEAD)
+        .enumerate()
+        .take_while(|&(i, &c)| {
+            !matches!(
+                c,
+                b':' | b'=' | b',' | b'{' | b'}' | b'[' | b']' | b'"' | b'\'' | b'\n' | b'\r'
+            ) && scan::curly_quote_at(src, at + i).is_none()
+        })
+        .count();
+    let end = at + run;
+    let spaced = src[at..end]
+        .trim_ascii_end()
+        .iter()
+        .any(|&c| matches!(c, b' ' | b'\t'));
+    let colon = matches!(src.get(skip_ws(src, end)), Some(b':' | b'='));
+    (spaced && !colon && run < LOOKAHEAD).then_some(end)
+}
+
 /// `b":` at `i`: a bare word stuck to a quote and then a colon, a key whose opening quote went
 /// missing (`{"a": "x", b": 1}`): where the quote stands. Bounded by `LOOKAHEAD`.
 pub(super) fn key_missing_open_quote(src: &[u8], i: usize) -> Option<usize> {

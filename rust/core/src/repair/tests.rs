@@ -157,6 +157,36 @@ fn unquoted_keys_are_quoted() {
 }
 
 #[test]
+fn words_with_no_colon_where_a_key_would_be_are_prose_not_a_key() {
+    // A sentence in braces is refused, where it stands, rather than passed as `{"...": null}`.
+    for (input, at) in [
+        ("}}}{{{ not json at all", 7),
+        ("{not json at all", 1),
+        ("{foo bar}", 1),
+    ] {
+        let error = repair(input.as_bytes(), &Limits::default()).unwrap_err();
+        assert_eq!(
+            (error.code(), error.position),
+            (ErrorCode::Unparseable, at),
+            "{input}"
+        );
+        assert!(!error.is_incomplete(), "{input}");
+    }
+    // Between members they are junk: dropped, and the members on either side kept.
+    assert_eq!(
+        fix(r#"{"a": 1, see above, "b": 2}"#),
+        (
+            r#"{"a": 1,  "b": 2}"#.into(),
+            vec!["unexpected_character", "extra_comma"]
+        )
+    );
+    // With a colon they are a key; one word alone is a key with no value, as before.
+    assert_eq!(fixed("{first name: 1}"), r#"{"first name": 1}"#);
+    assert_eq!(fixed("{a b\n: 1}"), "{\"a b\"\n: 1}");
+    assert_eq!(fixed("{a}"), r#"{"a":null}"#);
+}
+
+#[test]
 fn unquoted_values_become_strings() {
     assert_eq!(
         fix(r#"{"name": John Smith}"#),
@@ -749,21 +779,21 @@ mod hostile {
             (
                 "line comments, double quotes",
                 r#"{"a": "\n//\"\n//\"\n//"
-,"x y":null}"#,
+}"#,
             ),
             (
                 "line comments, single quotes",
                 r#"{"a": "\n//'\n//'\n//"
-,"x y":null}"#,
+}"#,
             ),
             (
                 "block comments",
                 r#"{"a": "/*\"/**//*\"/**//*"
-,"x y":null}"#,
+}"#,
             ),
             (
                 "comments after a quote",
-                "{\"a\": \"//\\\" //\\n//\\\" //\\n//\" \n\n,\"x y\":null}",
+                "{\"a\": \"//\\\" //\\n//\\\" //\\n//\" \n\n}",
             ),
             (
                 "comments after a comma",
