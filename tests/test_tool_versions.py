@@ -141,24 +141,31 @@ def test_versions_registered_from_many_threads_at_once_all_count() -> None:
     assert reg.try_validate("t", {"p39": "x"}).ok and not reg.try_validate("t", {"p0": "x"}).ok
 
 
-def test_the_latest_versions_are_compiled_together_once_when_next_used(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A file of many tools, each listed oldest version first, builds the registry of latest versions once."""
-    import toolmend.registry as registry_module
+@pytest.mark.parametrize("order", ORDERS)
+def test_readers_built_directly_check_against_the_latest(order: list[str]) -> None:
+    """An accumulator or a text parser made with the registry itself (no view, no helper) checks the latest."""
+    reg = registry(order)
+    acc = toolmend.ToolCallAccumulator(reg)
+    acc.feed(toolmend.ToolCallDelta(0, id="c1", name="read", arguments='{"paths": ["a"]}'))
+    (done,) = acc.finish().calls
+    assert done.arguments == {"paths": ["a"]}
+    old = toolmend.ToolCallAccumulator(reg)
+    old.feed(toolmend.ToolCallDelta(0, id="c1", name="read", arguments='{"path": "a"}'))
+    assert [e.code for e in old.finish().errors] == ["TSR-005"]  # `paths`, required by 2.0.0, is missing
+    parser = toolmend.TextCallParser(reg)
+    out = parser.feed('<tool_call>{"name": "read", "arguments": {"paths": ["b"]}}</tool_call>') + parser.flush()
+    assert [c.arguments for c in out if isinstance(c, toolmend.ToolCall)] == [{"paths": ["b"]}]
 
-    builds: list[int] = []
-    real = registry_module.build_view
 
-    def counted(*args: Any) -> Any:
-        builds.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(registry_module, "build_view", counted)
+def test_a_newer_version_takes_the_place_of_the_one_before_in_the_listing() -> None:
     reg = ToolRegistry()
-    for i in range(50):
-        for version, schema in (("1.0.0", V1), ("2.0.0", V2)):
-            reg.register(f"tool_{i}", schema, version=version)
-    assert builds == []
-    assert {t.version for t in reg.tools()} == {"2.0.0"} and reg.try_validate("tool_7", {"paths": []}).ok
-    assert toolmend.check_call("tool_49", {"paths": ["x"]}, reg).ok and builds == [1]
-    reg.register("tool_0", V1, version="3.0.0")  # newer again: built again, once, when next used
-    assert reg.try_validate("tool_0", {"path": "a"}).ok and reg.get("tool_0").version == "3.0.0" and builds == [1, 1]
+    reg.register("a_tool", V1, version="1.0.0")
+    first = reg.tools()
+    reg.register("read", V1, version="1.0.0", category="files")
+    reg.register("read", V2, version="2.0.0", category="files")
+    listed = reg.tools()
+    assert first != listed and [(t.name, t.version) for t in listed] == [("a_tool", "1.0.0"), ("read", "2.0.0")]
+    assert len(reg) == 2 and [t.version for t in reg.tools("files")] == ["2.0.0"]
+    reg.register("read", RC, version="2.0.0-rc.1")  # older: kept, the listing unchanged
+    assert reg.tools() == listed and reg.versions("read") == ("1.0.0", "2.0.0-rc.1", "2.0.0")
+    assert reg.get("read", version="1.0.0").schema == V1 and "paths" in reg.schema_hint("read")

@@ -287,6 +287,9 @@ class ToolRegistry:
     @property
     def names(self) -> str:
         """The naming rule for tools: "default", "openai" (also '-') or "mcp" (also '-' and '.', 128 characters)."""
+    @property
+    def revision(self) -> int:
+        """How many times a tool was added or replaced: a listing made at one revision holds until the next."""
     def register(
         self,
         name: str,
@@ -302,6 +305,19 @@ class ToolRegistry:
 
         Raises SchemaError: TSR-006 invalid definition, TSR-007 name taken by another definition,
         TSR-008 schema that does not compile."""
+    def replace(
+        self,
+        name: str,
+        schema: Mapping[str, Any] | str | bytes,
+        *,
+        description: str = "",
+        version: str = "1.0.0",
+        category: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        allow_truncated: bool = False,
+    ) -> ToolInfo:
+        """Checks and compiles a tool, then puts it in place of the one registered under its name (another version
+        of it), or adds it. Readers already holding the old tool keep it. Raises SchemaError as ``register``."""
     def get(self, name: str) -> ToolInfo:
         """The tool named `name` (any case when the exact spelling misses); UnknownToolError (TSR-001)."""
     def tools(self, category: str | None = None) -> tuple[ToolInfo, ...]:

@@ -14,7 +14,6 @@ from typing import Any
 
 from toolmend._core import ToolCall, ToolCallError
 from toolmend.response import TextCalls, parse_response, read_reply
-from toolmend.tool_versions import core_registry
 
 __all__ = ["ParsedContent", "split_content"]
 
@@ -51,7 +50,7 @@ def split_content(
     body = content.strip()  # as the text is
 
     def holds_every_call(piece: str) -> bool:
-        again = read_reply(_message(piece), core_registry(registry), **options)
+        again = read_reply(_message(piece), registry, **options)
         return len(again.calls) + len(again.errors) == found
 
     # The two part ways at the first call's first character, unless the text after that call starts with the

@@ -34,7 +34,6 @@ from toolmend._states import StreamEventKind as Kind
 from toolmend.client.reflection import reflection_messages
 from toolmend.registry import ToolRegistry
 from toolmend.response import parse_response
-from toolmend.tool_versions import core_registry
 from toolmend import _call_log
 from toolmend.registry_metrics import correlation_id as current_correlation_id
 
@@ -263,7 +262,7 @@ class StreamMender:
     def __init__(self, mender: Mender, wire: Wire, registry: ToolRegistry | None) -> None:
         self.mender = mender
         self.wire = wire
-        self.acc: Any = ToolCallAccumulator(core_registry(registry))
+        self.acc: Any = ToolCallAccumulator(registry)
         # The seed's records of the stream's calls (toolmend._call_log) share one correlation id, as a reply's do.
         self.log = _call_log.Context(current_correlation_id.get() or _call_log.new_correlation_id())
         self.buffer = b""

@@ -25,7 +25,7 @@ from toolmend.tool_run import Runner, ToolResult, ToolRunError, failure, mapping
 from toolmend.tool_sources import ToolSpec, function_schema, schema_of, tool_items, tool_spec
 from toolmend._states import Code
 from toolmend import strict_mode as strict_mode_rules
-from toolmend.tool_versions import build_view, copy_into, latest, semver_key
+from toolmend.tool_versions import latest, semver_key
 
 __all__ = [
     "FieldError",
@@ -80,15 +80,10 @@ class ToolRegistry(_core.ToolRegistry):
     #: What runs each tool that has a function, by tool name (see ``run``).
     _runners: dict[str, Runner]
 
-    #: Every version registered, by tool name (toolmend.tool_versions); the Rust registry holding each tool at its
-    #: latest once this one's own Rust part no longer does (None until then) and whether it must be built again;
-    #: the limits the registry was made with; and a count of definitions added (a copy of the registry knows from
-    #: it when it is behind).
+    #: Every version registered, by tool name (toolmend.tool_versions): the Rust part holds each tool at its
+    #: latest; and the limits the registry was made with.
     _versions: dict[str, dict[str, ToolInfo]]
-    _view: _core.ToolRegistry | None = None
     _limits: dict[str, int]
-    _revision: int = 0
-    _stale: bool = False
     _lock: threading.Lock
 
     def __new__(
@@ -189,16 +184,17 @@ class ToolRegistry(_core.ToolRegistry):
 
     def _add_locked(self, name: str, schema: Any, **fields: Any) -> tuple[ToolInfo, bool]:
         known = self._versions.get(name)
-        if known is None:  # the tool's first version: into this registry's own Rust part
+        if known is None:  # the tool's first version
             info = super().register(name, schema, **fields)
             if info.name not in self._versions:
                 self._versions[info.name] = {info.version: info}
-                self._revision += 1
-                if self._view is not None and not self._stale:
-                    copy_into(self._view, info)
             return info, True
-        # Checked and compiled on its own, as the Rust part cannot hold two definitions under one name.
-        info = _core.ToolRegistry(self.strict, names=self.names, **self._limits).register(name, schema, **fields)
+        version = fields.get("version", "1.0.0")
+        if version in known or semver_key(version) < semver_key(latest(known).version):
+            # A version the Rust part does not hold: checked and compiled on its own.
+            info = _core.ToolRegistry(self.strict, names=self.names, **self._limits).register(name, schema, **fields)
+        else:  # the tool's new latest takes the place of the one before, in Rust
+            info = super().replace(name, schema, **fields)
         same = known.get(info.version)
         if same is not None:
             if same.fingerprint == info.fingerprint:
@@ -208,42 +204,12 @@ class ToolRegistry(_core.ToolRegistry):
             )
         newest = semver_key(info.version) > semver_key(latest(known).version)
         known[info.version] = info
-        self._revision += 1
-        if newest and not self._stale:
-            # The view is built when next used, not here: a file listing many tools' versions, oldest first,
-            # builds it once, not once a version.
-            self._stale = True
-            if self._counting():
-                instrument(
-                    self, self.metrics, lambda _r, *a, **k: self._checker().validate(*a, **k),
-                    lambda _r, *a, **k: self._checker().try_validate(*a, **k),
-                )
-            else:
-                self.validate = lambda *a, **k: self._checker().validate(*a, **k)  # type: ignore[method-assign]
-                self.try_validate = lambda *a, **k: self._checker().try_validate(*a, **k)  # type: ignore[method-assign]
         return info, newest
-
-    def _counting(self) -> bool:
-        return self.metrics.enabled or self.metrics.level is not None
-
-    def _checker(self) -> _core.ToolRegistry:
-        """The Rust registry holding every tool at its latest version: this registry's own Rust part, or its view
-        (built now when a newer version came after an older one since it was last built)."""
-        if self._stale:
-            with self._lock:
-                if self._stale:
-                    view = self._view = build_view(self.strict, self.names, self._limits, self._versions)
-                    self._stale = False
-                    if not self._counting():  # straight into Rust again (the counting versions look it up)
-                        self.validate = view.validate  # type: ignore[method-assign]
-                        self.try_validate = view.try_validate  # type: ignore[method-assign]
-        view = self._view
-        return self if view is None else view
 
     def get(self, name: str, version: str | None = None) -> ToolInfo:  # type: ignore[override]
         """The tool named ``name`` (any case when the exact spelling misses): its latest version, or ``version``.
         UnknownToolError (TSR-001) for a name, or a version of it, not registered."""
-        info = _core.ToolRegistry.get(self._checker(), name)
+        info = super().get(name)
         if version is None:
             return info
         found = self._versions.get(info.name, {}).get(version)
@@ -258,14 +224,6 @@ class ToolRegistry(_core.ToolRegistry):
         """Every version of the tool registered, oldest to latest (semver order)."""
         info = self.get(name)
         return tuple(sorted(self._versions.get(info.name, {info.version: info}), key=semver_key))
-
-    def tools(self, category: str | None = None) -> tuple[ToolInfo, ...]:  # type: ignore[override]
-        """Every tool (or those of ``category``) at its latest version, by category then name."""
-        return _core.ToolRegistry.tools(self._checker(), category)
-
-    def schema_hint(self, name: str) -> str:
-        """One line telling a model what the tool (its latest version) expects."""
-        return _core.ToolRegistry.schema_hint(self._checker(), name)
 
     def register_function(
         self, fn: Callable[..., Any], *, name: str | None = None, version: str = "1.0.0", category: str | None = None

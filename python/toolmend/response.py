@@ -11,7 +11,6 @@ from toolmend._core import ParseResult, ToolCall, ToolCallError
 from toolmend._limits import DEFAULT_LIMITS, MAX_DEPTH_CEILING, check_max_depth
 from toolmend.registry import ToolRegistry
 from toolmend.registry_metrics import correlation_id as current_correlation_id
-from toolmend.tool_versions import core_registry
 
 __all__ = ["TEXT_FORMATS", "ParseResult", "TextCalls", "ToolCall", "ToolCallError", "check_call", "parse_response"]
 
@@ -75,7 +74,7 @@ def parse_response(
     if max_depth > MAX_DEPTH_CEILING:
         check_max_depth(max_depth)
     result = _core.parse_response(
-        body, registry if registry is None else core_registry(registry), repair=repair, text_calls=text_calls,
+        body, registry, repair=repair, text_calls=text_calls,
         max_size=max_size, max_depth=max_depth, timeout_ms=timeout_ms, allow_truncated=allow_truncated,
     )
     if result.calls or result.errors:
@@ -86,13 +85,13 @@ def parse_response(
 def read_reply(body: Body, registry: ToolRegistry | None = None, **options: Any) -> ParseResult:
     """``parse_response`` without its records: for the paths that write their own (the chats, ``toolmend parse``)."""
     check_max_depth(options.get("max_depth", DEFAULT_LIMITS["max_depth"]))
-    return _core.parse_response(body, core_registry(registry), **options)
+    return _core.parse_response(body, registry, **options)
 
 
 def read_call(name: Any, arguments: Any, registry: ToolRegistry | None = None, **options: Any) -> ParseResult:
     """``check_call`` without its records."""
     check_max_depth(options.get("max_depth", DEFAULT_LIMITS["max_depth"]))
-    return _core.check_call(name, arguments, core_registry(registry), **options)
+    return _core.check_call(name, arguments, registry, **options)
 
 
 def check_call(

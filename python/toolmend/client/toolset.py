@@ -15,12 +15,11 @@ import orjson
 from toolmend import _core
 from toolmend.config import RetryConfig
 from toolmend.response import ParseResult, read_call, read_reply
-from toolmend.tool_versions import core_registry
 
 
-def _revision(registry: Any) -> tuple[int, int]:
-    """Changes whenever the registry does: tools are only ever added, as tools or as versions of one."""
-    return len(registry), getattr(registry, "_revision", 0)
+def _revision(registry: Any) -> int:
+    """Changes whenever the registry's tools do: a tool added, or a newer version in place of one."""
+    return registry.revision
 
 
 class Toolset:
@@ -29,22 +28,22 @@ class Toolset:
         self.config = config
         self.limits = limits
         self._relaxed: Any = None
-        self._relaxed_size = (-1, 0)
+        self._relaxed_revision = -1
         self._all: list[dict[str, Any]] = []
-        self._all_size = (-1, 0)
+        self._all_revision = -1
 
     def checking(self) -> Any:
         """The registry calls are validated against (see the module's note on strict_validation)."""
         registry = self.registry
         if registry is None or self.config.strict_validation or not registry.strict:
-            return core_registry(registry)
-        if _revision(registry) != self._relaxed_size:
+            return registry
+        if _revision(registry) != self._relaxed_revision:
             relaxed = _core.ToolRegistry(False, max_size=self.limits["max_size"], max_depth=self.limits["max_depth"])
             for info in registry.tools():
                 relaxed.register(
                     info.name, info.schema, description=info.description, version=info.version, category=info.category
                 )
-            self._relaxed, self._relaxed_size = relaxed, _revision(registry)
+            self._relaxed, self._relaxed_revision = relaxed, _revision(registry)
         return self._relaxed
 
     def specs(self, tools: Iterable[str | Mapping[str, Any]] | None) -> list[dict[str, Any]]:
@@ -53,9 +52,9 @@ class Toolset:
             if self.registry is None:
                 return []
             # Every tool of the registry: built once, again only when tools were added.
-            if self._all_size != _revision(self.registry):
+            if self._all_revision != _revision(self.registry):
                 self._all = self.specs([t.name for t in self.registry.tools()])
-                self._all_size = _revision(self.registry)
+                self._all_revision = _revision(self.registry)
             return self._all
         names = list(tools)
         specs: list[dict[str, Any]] = []

@@ -146,7 +146,15 @@ impl ToolInfo {
         // The widest naming rule: the name was accepted by the registry it came from.
         let registry = Arc::new(Registry::new(false, Limits::DEFAULT).with_names(NameRule::Mcp));
         let given = (name, description, version, category);
-        register_into(py, &registry, given, schema, annotations, allow_truncated)
+        register_into(
+            py,
+            &registry,
+            given,
+            schema,
+            annotations,
+            allow_truncated,
+            false,
+        )
     }
 
     /// The parameter schema as registered: a new dict on each access, so nothing a caller does
@@ -210,6 +218,7 @@ fn register_into(
     schema: &Bound<'_, PyAny>,
     annotations: Option<&Bound<'_, PyAny>>,
     allow_truncated: bool,
+    replace: bool,
 ) -> PyResult<ToolInfo> {
     let definition = Definition {
         name,
@@ -221,7 +230,13 @@ fn register_into(
         allow_truncated,
     };
     let tool = py
-        .detach(|| registry.register(definition))
+        .detach(|| {
+            if replace {
+                registry.replace(definition)
+            } else {
+                registry.register(definition)
+            }
+        })
         .map_err(|e| registry_error(py, &e, None))?;
     Ok(tool_info(&tool))
 }
@@ -242,7 +257,7 @@ pub struct PyToolRegistry {
 }
 
 /// The tool count and the listings built at it, by category (None: every tool).
-type Listings = (usize, HashMap<Option<String>, Py<PyTuple>>);
+type Listings = (u64, HashMap<Option<String>, Py<PyTuple>>);
 
 #[pymethods]
 impl PyToolRegistry {
@@ -289,7 +304,49 @@ impl PyToolRegistry {
         allow_truncated: bool,
     ) -> PyResult<ToolInfo> {
         let given = (name, description, version, category);
-        register_into(py, &self.inner, given, schema, annotations, allow_truncated)
+        register_into(
+            py,
+            &self.inner,
+            given,
+            schema,
+            annotations,
+            allow_truncated,
+            false,
+        )
+    }
+
+    /// Checks and compiles a tool, then puts it in place of the one registered under its name
+    /// (another version of it), or adds it. Raises SchemaError (TSR-006, TSR-007, TSR-008).
+    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None, annotations=None, allow_truncated=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn replace(
+        &self,
+        py: Python<'_>,
+        name: String,
+        schema: &Bound<'_, PyAny>,
+        description: String,
+        version: String,
+        category: Option<String>,
+        annotations: Option<&Bound<'_, PyAny>>,
+        allow_truncated: bool,
+    ) -> PyResult<ToolInfo> {
+        let given = (name, description, version, category);
+        register_into(
+            py,
+            &self.inner,
+            given,
+            schema,
+            annotations,
+            allow_truncated,
+            true,
+        )
+    }
+
+    /// How many times a tool was added or replaced (a listing made at one revision holds until
+    /// the next).
+    #[getter]
+    fn revision(&self) -> u64 {
+        self.inner.revision()
     }
 
     /// The tool named `name` (any case when the exact spelling misses); UnknownToolError (TSR-001).
@@ -304,8 +361,8 @@ impl PyToolRegistry {
     /// Every tool (or those of `category`), by category then name.
     #[pyo3(signature = (category=None))]
     fn tools<'py>(&self, py: Python<'py>, category: Option<&str>) -> PyResult<Bound<'py, PyTuple>> {
-        // Tools are only ever added: the count tells whether a listing still holds.
-        let count = self.inner.len();
+        // The revision tells whether a listing still holds.
+        let count = self.inner.revision();
         let key = category.map(str::to_owned);
         let mut listings = self.listings.lock().unwrap_or_else(|e| e.into_inner());
         // Stale after a registration; and a bounded cache, whatever categories callers ask for.

@@ -148,6 +148,8 @@ struct Catalogue {
     /// Every tool by category (uncategorised first) then name, kept sorted as tools are added,
     /// so a listing is a copy, not a sort.
     listing: Vec<Arc<Tool>>,
+    /// Tools added or replaced so far.
+    revision: u64,
 }
 
 impl Registry {
@@ -182,11 +184,24 @@ impl Registry {
     /// Checks and compiles `definition`, then adds it. The same definition twice is a no-op
     /// that returns the tool already there; a different one under a taken name is TSR-007.
     pub fn register(&self, definition: Definition) -> Result<Arc<Tool>, RegistryError> {
+        self.add(definition, false)
+    }
+
+    /// Checks and compiles `definition`, then puts it in place of the tool registered under its
+    /// name (another version of that tool), or adds it when the name is free. Lookups already
+    /// under way keep the tool they found. A taken name spelt otherwise is TSR-007.
+    pub fn replace(&self, definition: Definition) -> Result<Arc<Tool>, RegistryError> {
+        self.add(definition, true)
+    }
+
+    fn add(&self, definition: Definition, replace: bool) -> Result<Arc<Tool>, RegistryError> {
         check::definition(&definition, self.names)?;
         let fingerprint = check::fingerprint(&definition);
         let key = definition.name.to_ascii_lowercase();
         if let Some(existing) = self.read().by_key.get(&key) {
-            return same_or_duplicate(existing, &fingerprint, &definition.name);
+            if !replace || existing.fingerprint == fingerprint {
+                return same_or_duplicate(existing, &fingerprint, &definition.name);
+            }
         }
         // Compiled outside the lock: registering never blocks validation on other tools.
         let compiled = if self.strict {
@@ -208,15 +223,28 @@ impl Registry {
         });
         let mut tools = self.tools.write().unwrap_or_else(|e| e.into_inner());
         if let Some(existing) = tools.by_key.get(&key) {
-            return same_or_duplicate(existing, &tool.fingerprint, &tool.definition.name);
+            let spelt_otherwise = existing.definition.name != tool.definition.name;
+            if !replace || spelt_otherwise || existing.fingerprint == tool.fingerprint {
+                return same_or_duplicate(existing, &tool.fingerprint, &tool.definition.name);
+            }
+            let existing = Arc::clone(existing);
+            tools.listing.retain(|t| !Arc::ptr_eq(t, &existing));
+        } else {
+            tools.names.insert(&tool.definition.name);
         }
         tools.by_key.insert(key, Arc::clone(&tool));
-        tools.names.insert(&tool.definition.name);
+        tools.revision += 1;
         let at = tools
             .listing
             .partition_point(|t| listing_place(t) < listing_place(&tool));
         tools.listing.insert(at, Arc::clone(&tool));
         Ok(tool)
+    }
+
+    /// How many times a tool was added or replaced: a listing made at one revision holds until
+    /// the next.
+    pub fn revision(&self) -> u64 {
+        self.read().revision
     }
 
     /// The tool registered under `name` (exact spelling first, then any case), or TSR-001.

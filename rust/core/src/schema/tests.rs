@@ -258,6 +258,45 @@ fn same_definition_twice_is_a_no_op_and_a_different_one_is_a_duplicate() {
 }
 
 #[test]
+fn replace_puts_another_version_in_place_of_the_tool() {
+    let r = registry_with("read_file", json!({"type": "object", "required": ["path"]}));
+    r.register(def("b_tool", json!({"type": "object"})))
+        .unwrap();
+    let held = r.get("read_file").unwrap();
+    let revision = r.revision();
+    let newer = Definition {
+        version: "2.0.0".into(),
+        ..def(
+            "read_file",
+            json!({"type": "object", "required": ["paths"]}),
+        )
+    };
+    r.replace(newer.clone()).unwrap();
+    assert_eq!(r.revision(), revision + 1);
+    assert_eq!(r.len(), 2);
+    let listed: Vec<_> = r
+        .tools(None)
+        .iter()
+        .map(|t| t.definition.version.clone())
+        .collect();
+    assert_eq!(listed, ["1.0.0", "2.0.0"]); // b_tool, then read_file at its new version
+    assert_eq!(errors(&r, "read_file", r#"{"paths": []}"#), vec![]);
+    assert!(!errors(&r, "read_file", r#"{"path": "a"}"#).is_empty());
+    // A reader that found the old tool keeps it.
+    assert_eq!(held.definition.version, "1.0.0");
+    // The same definition again changes nothing; another spelling of the name is refused.
+    r.replace(newer).unwrap();
+    assert_eq!(r.revision(), revision + 1);
+    let e = r
+        .replace(def("READ_FILE", json!({"type": "array"})))
+        .unwrap_err();
+    assert_eq!(e.code.as_str(), "TSR-007");
+    // A free name is added.
+    r.replace(def("c_tool", json!({"type": "object"}))).unwrap();
+    assert_eq!((r.len(), r.revision()), (3, revision + 2));
+}
+
+#[test]
 fn lookups_fall_back_to_any_case_and_suggest_a_near_name() {
     let r = registry_with("File_Read", json!({"type": "object"}));
     assert_eq!(r.get("file_read").unwrap().definition.name, "File_Read");
