@@ -31,11 +31,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class Served:
-    def __init__(self, upstream: str, **kw: Any) -> None:
+class _Uvicorn:
+    """An ASGI app served by uvicorn on a loopback port, in a thread, for the length of a ``with``."""
+
+    def __init__(self, app: Any, **config: Any) -> None:
         self.port = _free_port()
-        config = uvicorn.Config(proxy.app(upstream, **kw), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", **config))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> str:
@@ -50,6 +51,11 @@ class Served:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=5)
+
+
+class Served(_Uvicorn):
+    def __init__(self, upstream: str, **kw: Any) -> None:
+        super().__init__(proxy.app(upstream, **kw), lifespan="on")
 
 
 @pytest.fixture
@@ -141,7 +147,7 @@ def test_a_malformed_upstream_response_is_a_coded_502(response: bytes, code: str
         assert http.get("/toolmend/health").json() == {"ok": True}
 
 
-class ChunkedUpstream:
+class ChunkedUpstream(_Uvicorn):
     """An upstream in Starlette + uvicorn, whose streams come chunked (the scripted servers close-frame theirs)."""
 
     def __init__(self) -> None:
@@ -167,23 +173,9 @@ class ChunkedUpstream:
 
             return StreamingResponse(pieces(), media_type="application/x-ndjson")
 
-        app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/api/generate", generate, methods=["POST"])])
-        self.port = _free_port()
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        for _ in range(500):  # bounded: up to 5 s to start
-            if self.server.started:
-                break
-            time.sleep(0.01)
-        assert self.server.started
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=5)
+        super().__init__(
+            Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"]), Route("/api/generate", generate, methods=["POST"])])
+        )
 
 
 def test_chunked_upstream_streams_are_mended_or_passed_through_whole() -> None:

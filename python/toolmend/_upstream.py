@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from typing import AsyncIterator, Awaitable, TypeVar
+from typing import AsyncIterator, TypeVar
 from urllib.parse import urlsplit
 
 try:
@@ -140,7 +140,6 @@ class Upstream:
         """The response on ``conn`` parsed up to the end of its head (interim 1xx responses skipped); what of its
         body came in the same reads waits in the message's ``pieces``."""
         message = _Message()
-        parser = message.parser
         reader = conn.reader
         size = 0
         while not message.status:
@@ -149,12 +148,7 @@ class Upstream:
                 raise asyncio.IncompleteReadError(b"x" if size else b"", None)
             conn.since = time.monotonic()
             size += len(data)
-            try:
-                parser.feed_data(data)
-            except httptools.HttpParserError:
-                if not message.complete:
-                    raise
-                message.extra = True  # the response is whole; what follows it is not reused
+            message.feed(data)
             if not message.status and size > _LIMIT:
                 raise ValueError("the response's head is too long")
         return message
@@ -213,6 +207,15 @@ class _Message:
         self.pieces: list[bytes] = []
         self.complete = False
         self.extra = False  # bytes after the response's end: the connection is out of step, not reused
+
+    def feed(self, data: bytes) -> None:
+        """Parses ``data``; bytes past a whole response mark it ``extra`` (its connection is not reused)."""
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            if not self.complete:
+                raise
+            self.extra = True
 
     def on_message_begin(self) -> None:
         if self.complete:
@@ -296,7 +299,6 @@ class Reply:
         if the body was left before its end."""
         conn = self._conn()
         message = self.message
-        parser = message.parser
         reader = conn.reader
         close = self.framing == "close"
         try:
@@ -313,12 +315,7 @@ class Reply:
                         break
                     raise asyncio.IncompleteReadError(b"", None)
                 conn.since = time.monotonic()
-                try:
-                    parser.feed_data(data)
-                except httptools.HttpParserError:
-                    if not message.complete:
-                        raise
-                    message.extra = True  # the body is whole; what follows it is not reused
+                message.feed(data)
         except (OSError, asyncio.IncompleteReadError, ValueError, httptools.HttpParserError) as e:
             self.close()
             raise _failed(conn, e) from e
