@@ -8,9 +8,12 @@
 //! Glued objects are never merged: every call taken has flat arguments whose paths are ones the
 //! reply wrote (a merge makes a list, or a string holding `}{`), and quoted calls never run.
 //! A number the reply shows was cut (it stopped at the token limit) is never taken whole.
+//! Names: checked against a registry, a call comes back under the registered spelling, with
+//! the model's spelling kept (`raw_name`) and a `tool_name` repair first whenever they differ.
 #![no_main]
 
 use std::convert::Infallible;
+use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 
@@ -19,8 +22,9 @@ mod common;
 use serde_json::{json, Value};
 use toolmend_core::extract::Formats;
 use toolmend_core::pipeline::{
-    check_reply, check_stream_reply, CallSource, CheckedCall, Pipeline, SerdeHost,
+    check_reply, check_stream_reply, known_tool, CallSource, CheckedCall, Pipeline, SerdeHost,
 };
+use toolmend_core::schema::{Definition, Registry};
 use toolmend_core::stream::{Accumulator, Event};
 use toolmend_core::wire::{read_reply, SerdeParser, StreamReader};
 use toolmend_core::Limits;
@@ -76,10 +80,10 @@ const ARGUMENTS: &[&str] = &[
 /// stopped at the token limit (TLP-010), a missing brace otherwise.
 const CUT_NUMBER: &str = "{\"path\": \"a.txt\", \"n\": 10";
 
-type Seen = (Vec<(u8, String, Value)>, String, String);
+type Seen = (Vec<(u8, String, Option<Value>, Value)>, String, String);
 
 /// The calls as compared: by kind (the wire's, marked in text, unmarked), each in its order.
-fn seen(calls: &[CheckedCall<Value>]) -> Vec<(u8, String, Value)> {
+fn seen(calls: &[CheckedCall<Value>]) -> Vec<(u8, String, Option<Value>, Value)> {
     let mut out: Vec<_> = calls
         .iter()
         .map(|c| {
@@ -89,11 +93,60 @@ fn seen(calls: &[CheckedCall<Value>]) -> Vec<(u8, String, Value)> {
                 CallSource::Text(_) => 1,
             };
             let name = c.name.as_str().unwrap_or_default().to_string();
-            (kind, name, c.arguments.clone())
+            (kind, name, c.raw_name.clone(), c.arguments.clone())
         })
         .collect();
-    out.sort_by_key(|(kind, _, _)| *kind);
+    out.sort_by_key(|(kind, _, _, _)| *kind);
     out
+}
+
+/// The tools the names are checked against, when the input asks for a registry.
+const REGISTERED: &[&str] = &["f", "g", "read_file"];
+
+fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let registry = Registry::new(false, LIMITS);
+        for name in REGISTERED {
+            let definition = Definition {
+                name: name.to_string(),
+                description: String::new(),
+                version: "1.0.0".into(),
+                category: None,
+                schema: json!({"type": "object"}),
+                annotations: None,
+                allow_truncated: false,
+            };
+            registry.register(definition).unwrap();
+        }
+        registry
+    })
+}
+
+/// The names law: a call checked against the registry is named as registered; the model's
+/// other spelling is kept in `raw_name`, and the renaming is the call's first repair.
+fn named_as_registered(calls: &[CheckedCall<Value>], what: &str) {
+    for call in calls {
+        let name = call.name.as_str().expect("a name");
+        assert!(REGISTERED.contains(&name), "{what}: {name}");
+        let renamed = call.repairs.first().map(|r| r.kind.as_str()) == Some("tool_name");
+        match &call.raw_name {
+            Some(Value::String(raw)) => {
+                assert!(raw != name && raw.eq_ignore_ascii_case(name) && renamed, "{what}: {raw} as {name}");
+            }
+            None => assert!(!renamed, "{what}: renamed with no raw name"),
+            Some(other) => panic!("{what}: raw name {other:?}"),
+        }
+    }
+}
+
+/// A name as a model may write it: the tool's, in the case the input picks.
+fn spelt(name: &str, how: u8) -> String {
+    match how % 3 {
+        0 => name.to_string(),
+        1 => name.to_ascii_uppercase(),
+        _ => name[..1].to_ascii_uppercase() + &name[1..],
+    }
 }
 
 /// No call merged glued objects, and no quoted call ran: arguments are flat (no list or object
@@ -126,7 +179,7 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .take((calls_byte % 4) as usize)
         .map(|b| {
-            let name = ["f", "g"][(b & 1) as usize].to_string();
+            let name = spelt(["f", "g", "read_file"][(b % 3) as usize], b >> 5);
             (name, ARGUMENTS[(b >> 1) as usize % ARGUMENTS.len()])
         })
         .collect();
@@ -165,11 +218,16 @@ fuzz_target!(|data: &[u8]| {
         true => json!({"model": "m", "message": message, "done": true, "done_reason": finish}),
         false => json!({"choices": [{"index": 0, "message": message, "finish_reason": finish}]}),
     };
-    let host = SerdeHost::new(None);
+    // With a registry, names are checked and come back as registered.
+    let checked = *split_byte & 1 == 1;
+    let host = SerdeHost::new(checked.then(registry));
     let mut whole = Pipeline::new(&host, LIMITS, true);
     let reply = read_reply(&SerdeParser, body.to_string().as_bytes(), &LIMITS).unwrap();
     let said = check_reply(&mut whole, reply, Formats::default()).unwrap();
     nothing_merged(&whole.calls, &format!("whole: {content:?} {calls:?}"));
+    if checked {
+        named_as_registered(&whole.calls, &format!("whole: {content:?} {calls:?}"));
+    }
     if finish == "length" && !ollama {
         let cut = |c: &&CheckedCall<Value>| c.arguments.get("n") == Some(&json!(10));
         assert!(!whole.calls.iter().any(|c| cut(&c)), "a cut number taken: {calls:?}");
@@ -215,7 +273,8 @@ fuzz_target!(|data: &[u8]| {
         reader.feed_bytes(bytes, &SerdeParser, &mut ignore).unwrap();
     }
     reader.end_bytes(&SerdeParser, &mut ignore).unwrap();
-    reader.finish_text(None);
+    let is_tool = known_tool(&host);
+    reader.finish_text(is_tool.as_ref().map(|f| f as &dyn Fn(&str) -> bool));
     let assembled = reader.calls_mut().finish();
     let text_calls = reader.take_text_calls();
     let mut streamed = Pipeline::new(&host, LIMITS, true);
