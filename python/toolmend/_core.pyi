@@ -300,24 +300,14 @@ class ToolRegistry:
         category: str | None = None,
         annotations: Mapping[str, Any] | None = None,
         allow_truncated: bool = False,
+        replace: bool = False,
     ) -> ToolInfo:
-        """Checks, compiles and adds a tool; registering the same definition again is a no-op.
+        """Checks, compiles and adds a tool; registering the same definition again is a no-op. With ``replace``,
+        the tool takes the place of the one registered under its name (another version of it); readers already
+        holding the old one keep it.
 
         Raises SchemaError: TSR-006 invalid definition, TSR-007 name taken by another definition,
         TSR-008 schema that does not compile."""
-    def replace(
-        self,
-        name: str,
-        schema: Mapping[str, Any] | str | bytes,
-        *,
-        description: str = "",
-        version: str = "1.0.0",
-        category: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        allow_truncated: bool = False,
-    ) -> ToolInfo:
-        """Checks and compiles a tool, then puts it in place of the one registered under its name (another version
-        of it), or adds it. Readers already holding the old tool keep it. Raises SchemaError as ``register``."""
     def get(self, name: str) -> ToolInfo:
         """The tool named `name` (any case when the exact spelling misses); UnknownToolError (TSR-001)."""
     def tools(self, category: str | None = None) -> tuple[ToolInfo, ...]:

@@ -194,7 +194,7 @@ class ToolRegistry(_core.ToolRegistry):
             # A version the Rust part does not hold: checked and compiled on its own.
             info = _core.ToolRegistry(self.strict, names=self.names, **self._limits).register(name, schema, **fields)
         else:  # the tool's new latest takes the place of the one before, in Rust
-            info = super().replace(name, schema, **fields)
+            info = super().register(name, schema, replace=True, **fields)
         same = known.get(info.version)
         if same is not None:
             if same.fingerprint == info.fingerprint:

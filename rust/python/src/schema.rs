@@ -288,9 +288,10 @@ impl PyToolRegistry {
         self.inner.names().as_str()
     }
 
-    /// Checks, compiles and adds a tool; registering the same definition again is a no-op.
-    /// Raises SchemaError (TSR-006, TSR-007, TSR-008).
-    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None, annotations=None, allow_truncated=false))]
+    /// Checks, compiles and adds a tool; registering the same definition again is a no-op. With
+    /// `replace`, the tool takes the place of the one registered under its name (another
+    /// version of it). Raises SchemaError (TSR-006, TSR-007, TSR-008).
+    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None, annotations=None, allow_truncated=false, replace=false))]
     #[allow(clippy::too_many_arguments)]
     fn register(
         &self,
@@ -302,6 +303,7 @@ impl PyToolRegistry {
         category: Option<String>,
         annotations: Option<&Bound<'_, PyAny>>,
         allow_truncated: bool,
+        replace: bool,
     ) -> PyResult<ToolInfo> {
         let given = (name, description, version, category);
         register_into(
@@ -311,34 +313,7 @@ impl PyToolRegistry {
             schema,
             annotations,
             allow_truncated,
-            false,
-        )
-    }
-
-    /// Checks and compiles a tool, then puts it in place of the one registered under its name
-    /// (another version of it), or adds it. Raises SchemaError (TSR-006, TSR-007, TSR-008).
-    #[pyo3(signature = (name, schema, *, description=String::new(), version=String::from("1.0.0"), category=None, annotations=None, allow_truncated=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn replace(
-        &self,
-        py: Python<'_>,
-        name: String,
-        schema: &Bound<'_, PyAny>,
-        description: String,
-        version: String,
-        category: Option<String>,
-        annotations: Option<&Bound<'_, PyAny>>,
-        allow_truncated: bool,
-    ) -> PyResult<ToolInfo> {
-        let given = (name, description, version, category);
-        register_into(
-            py,
-            &self.inner,
-            given,
-            schema,
-            annotations,
-            allow_truncated,
-            true,
+            replace,
         )
     }
 
