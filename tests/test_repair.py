@@ -338,6 +338,7 @@ def test_a_value_cut_off_mid_string_stays_cut() -> None:
     [
         # A pair of quotes kept in a value: its second quote does not end the value.
         ('{"note": "size} "large" please}', {"note": 'size} "large" please'}),
+        ('["say "hi" "there"]', ['say "hi" "there']),
         # A word after a value, ending the text, is junk; stuck to a quote it is the text's.
         ('{"path": "a.txt" later', {"path": "a.txt"}),
         ('{"q": "say "hi" and', {"q": 'say "hi" and'}),

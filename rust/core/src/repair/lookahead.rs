@@ -781,7 +781,8 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             Some(Frame::Array) => match c {
                 b']' | b'}' => closer_ends(),
                 // `"Taj "Mahal"",`: a quote stuck to one that ends the element is the text's own.
-                b'"' => !(stuck && self.element_ends_at(i + 1)),
+                // With a pair of quotes open (`"a "b" c" "`), the quote closes the pair.
+                b'"' => !(pair_open || stuck && self.element_ends_at(i + 1)),
                 b',' => {
                     let j = self.skip_ws_and_comments(i + 1);
                     looks_like_element(src, j)

@@ -1500,6 +1500,9 @@ mod third_round {
         );
         // With no pair open, a word and the closer after a quote are junk, as before.
         assert_eq!(fixed(r#"{"b": "x" true}"#), r#"{"b": "x" }"#);
+        // In an array, a quote before another closes the pair open, not the element.
+        assert_eq!(fixed(r#"["say "hi" "there"]"#), r#"["say \"hi\" \"there"]"#);
+        assert_eq!(fixed(r#"["a" "b"]"#), r#"["a" ,"b"]"#);
     }
 
     #[test]
