@@ -23,6 +23,13 @@ REPAIR_FAMILIES = {
     "block comments in a string": ('{"a": "', '/*"/**/', "\nx y}"),
     "comments after commas in a string": ("['", ",\n//'", "\nx y]"),
     "redundant brace pairs": ('{"a": 1, ', "{} ", "}"),
+    # The third round's look-aheads (issue 35): each reads a bounded window.
+    "quotes doubled at a string's start": ("[", '""a b c, ', "1]"),
+    "unquoted values with commas": ("{", '"k": a, b c, ', '"z": 1}'),
+    "elements with no quotes after a quote": ("[", '"a", b c, ', "1]"),
+    "quotes inside a key": ("{", '"k"e"y": 1, ', '"z": 1}'),
+    "pairs of quotes in a value": ('{"a": "', 'x "y" z ', "}"),
+    "brackets in a bare value": ("{", '"a": w{x}[y], ', '"z": 1}'),
 }
 
 TIMED_REPAIR = """

@@ -331,3 +331,35 @@ def test_a_value_cut_off_mid_string_stays_cut() -> None:
     result = toolmend.repair('{"a": "hello, b: 5')
     assert json.loads(result.json) == {"a": "hello, b: 5"}
     assert "truncated_string" in [r.kind for r in result.repairs]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # A pair of quotes kept in a value: its second quote does not end the value.
+        ('{"note": "size} "large" please}', {"note": 'size} "large" please'}),
+        ('["say "hi" "there"]', ['say "hi" "there']),
+        # A word after a value, ending the text, is junk; stuck to a quote it is the text's.
+        ('{"path": "a.txt" later', {"path": "a.txt"}),
+        ('{"q": "say "hi" and', {"q": 'say "hi" and'}),
+        # A typographic quote escaped as if it were `"`.
+        ('{"t": "a \\„b\\“ c", "n": 1}', {"t": "a „b“ c", "n": 1}),
+        # An opening quote written twice, every quote doubled (CSV), a key's with a space.
+        ('{"city": ""Paris", "n": 1}', {"city": "Paris", "n": 1}),
+        ("{\"\"tags\"\":[''red'',\"\"blue\"\"]}", {"tags": ["red", "blue"]}),
+        ('{"" name":"Ann"}', {" name": "Ann"}),
+        ('{"title": ""Dune" by Herbert", "n": 1}', {"title": '"Dune" by Herbert', "n": 1}),
+        # An unquoted value whose closing quote comes after commas of its own.
+        ('{"who": Ann, Bob, Cy.", "n": 1}', {"who": "Ann, Bob, Cy.", "n": 1}),
+        ('{"a": x, b": 1}', {"a": "x", "b": 1}),
+        # An element with no quotes after one that ended at its quote.
+        ('["step (1)", run step (2), "x"]', ["step (1)", "run step (2)", "x"]),
+        ('["He said "stop", then left]', ['He said "stop", then left']),
+        # Brackets a bare value opens are its text.
+        ("{note: see{the list}, n: 1}", {"note": "see{the list}", "n": 1}),
+        # A key holds quotes up to the one its colon follows.
+        ('{"user"s id": 7}', {'user"s id': 7}),
+    ],
+)
+def test_quotes_paired_doubled_or_missing_and_bare_text_keep_what_was_meant(text: str, value: object) -> None:
+    assert toolmend.loads(text) == value

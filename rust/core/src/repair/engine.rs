@@ -221,7 +221,10 @@ impl RepairLog {
         let closing = items
             .iter()
             .rposition(|r| r.position < self.tail_from || r.kind == RepairKind::ControlCharacter)
-            .map_or(0, |at| at + 1);
+            .map_or(0, |at| at + 1)
+            // The first `cap` were held in full, a closing one among them too (`[T,"`: the
+            // cut-off string logged before the comma dropped with it): the summary follows them.
+            .max(self.cap.min(items.len()));
         items.splice(closing..closing, summary);
         items
     }

@@ -715,9 +715,13 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 }
                 if !STRICT && !in_array && is_ident(b) {
                     let word = self.src[at..].iter().take_while(|&&c| is_ident(c)).count();
-                    if self.src.get(scan::skip_ws(self.src, at + word)) == Some(&b'}') {
+                    if matches!(
+                        self.src.get(scan::skip_ws(self.src, at + word)),
+                        Some(b'}') | None
+                    ) {
                         // `{"b": "x" true}`, `"data" AAAA }`: a stray word after the last
-                        // member, with no comma before it and no colon after it, is junk.
+                        // member, with no comma before it and no colon after it, is junk;
+                        // so is one that ends the text (`{"a": "x" tail`): a key is quoted.
                         self.fault(RepairKind::UnexpectedCharacter, at, expected)?;
                         self.pos = at + word;
                         return Ok(Expect::AfterValue);

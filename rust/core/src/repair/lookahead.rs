@@ -215,6 +215,86 @@ pub(super) fn key_missing_open_quote(src: &[u8], i: usize) -> Option<usize> {
     .then_some(quote)
 }
 
+/// `ipsum, sic, datum.",}` at `i`: an unquoted value whose closing quote stands after commas
+/// of its own text, stuck to it and followed by the end of a member (`,`, a closer or the end
+/// of the text). Where that quote stands. No other quote, colon, bracket or line break comes
+/// before it (else the commas end the value: `b, c": 1`, `b, "c": 1`). Bounded by `LOOKAHEAD`.
+pub(super) fn value_missing_open_quote(src: &[u8], i: usize) -> Option<usize> {
+    let quote = i + src[i..]
+        .iter()
+        .take(LOOKAHEAD)
+        .position(|&c| matches!(c, b'"' | b':' | b'{' | b'[' | b'}' | b']' | b'\n' | b'\r'))?;
+    (src[quote] == b'"'
+        && quote > i
+        && !is_ws(src[quote - 1])
+        && src[i..quote].contains(&b',')
+        && matches!(
+            src.get(skip_ws(src, quote + 1)),
+            None | Some(b',' | b'}' | b']')
+        ))
+    .then_some(quote)
+}
+
+/// `This is F(3)]` at `i`: an element written with no quotes (words, then `,` or `]` on its
+/// line, no quote, bracket or colon before), after a quote and a comma that then ended the
+/// element before it. Bounded by `LOOKAHEAD`.
+fn bare_element_at(src: &[u8], i: usize) -> bool {
+    src.get(i).is_some_and(|c| c.is_ascii_alphabetic())
+        && src[i..]
+            .iter()
+            .take(LOOKAHEAD)
+            .find(|&&c| {
+                matches!(
+                    c,
+                    b'"' | b'\'' | b':' | b'{' | b'[' | b'}' | b']' | b',' | b'\n' | b'\r'
+                )
+            })
+            .is_some_and(|&c| matches!(c, b']' | b','))
+}
+
+/// `"k"e"y":` with `i` past the quote after `k`: a word stuck to a quote inside a key, and,
+/// on its line within `LOOKAHEAD` bytes, a later quote followed by the colon: the quotes
+/// between are the key's text, not its end. No comma, bracket or colon comes first.
+pub(super) fn key_goes_on_after(src: &[u8], i: usize) -> bool {
+    if !src.get(i).is_some_and(|&c| is_ident(c)) {
+        return false;
+    }
+    let window = &src[i..src.len().min(i + LOOKAHEAD)];
+    for (k, &c) in window.iter().enumerate() {
+        match c {
+            b'"' if src.get(skip_ws(src, i + k + 1)) == Some(&b':') => return true,
+            b',' | b':' | b'{' | b'}' | b'[' | b']' | b'\n' | b'\r' | b'\\' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `""value"}`, `""key"":` with `i` at the second quote `q` of two: they open one string when
+/// the next `q` on the line, within `LOOKAHEAD` bytes, ends it, written once or twice (`,`, a
+/// closer, a colon or the end follows). A quoted word that opens a text (`""Best" movie"`) is
+/// the text's own quote, not a doubled one.
+pub(super) fn doubled_open_quote(src: &[u8], i: usize, q: u8) -> bool {
+    let Some(k) = src[i + 1..]
+        .iter()
+        .take(LOOKAHEAD)
+        .position(|&c| c == q || c == b'\n')
+        .map(|k| i + 1 + k)
+    else {
+        return false;
+    };
+    let after = if src.get(k + 1) == Some(&q) {
+        k + 2
+    } else {
+        k + 1
+    };
+    src[k] == q
+        && matches!(
+            src.get(skip_ws(src, after)),
+            None | Some(b',' | b'}' | b']' | b':')
+        )
+}
+
 /// `"key" "value"`: a quoted key at `i` closed within `LOOKAHEAD` bytes on its line, then,
 /// with no colon, another quote.
 pub(super) fn key_missing_colon_at(src: &[u8], i: usize) -> bool {
@@ -626,8 +706,10 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     /// Whether a quote inside a value string, with `after` the byte past it, ends the string.
     /// Valid JSON always ends here, so the strict path never needs this; for broken input the
     /// bytes after the quote must look like what may follow a value in this container.
+    /// `pair_open`: the string holds an odd number of quotes kept as its text (`"a "b`), so a
+    /// quote with only a word and structure after it closes that pair, not the string.
     #[inline(always)]
-    pub(super) fn quote_closes(&self, after: usize, close: u8) -> bool {
+    pub(super) fn quote_closes(&self, after: usize, close: u8, pair_open: bool) -> bool {
         let src = self.src;
         let i = self.skip_ws_and_comments(after);
         let Some(&c) = src.get(i) else { return true };
@@ -643,16 +725,19 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         // A word or number after the quote may be junk or a value whose comma is missing; a
         // colon, brace or parenthesis is far more often code or prose inside the string.
         let word_follows = c.is_ascii_alphanumeric() || c == b'_';
-        self.quote_looks_closed(i, c, i == after)
+        self.quote_looks_closed(i, c, i == after, pair_open)
             || (word_follows
+                && !pair_open
                 && self.stack.last().is_some()
-                && self.structure_before_next_quote(after, close))
+                // A word after a space that runs to the end of the text (`"x" tail`) is junk
+                // after a value left open, like one before its closer.
+                && self.structure_before_next_quote(after, close, i > after))
     }
 
     /// The bytes after a quote (from `i`, holding `c`; `stuck` when nothing is between them)
     /// look like what may follow a value here.
     #[inline(always)]
-    fn quote_looks_closed(&self, i: usize, c: u8, stuck: bool) -> bool {
+    fn quote_looks_closed(&self, i: usize, c: u8, stuck: bool, pair_open: bool) -> bool {
         let src = self.src;
         // A closer right after the quote ends the string only if what follows the closer may
         // follow a container; code inside strings (`f"{name}!"}\n`) writes closers too.
@@ -696,10 +781,15 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             Some(Frame::Array) => match c {
                 b']' | b'}' => closer_ends(),
                 // `"Taj "Mahal"",`: a quote stuck to one that ends the element is the text's own.
-                b'"' => !(stuck && self.element_ends_at(i + 1)),
+                // With a pair of quotes open (`"a "b" c" "`), the quote closes the pair.
+                b'"' => !(pair_open || stuck && self.element_ends_at(i + 1)),
                 b',' => {
                     let j = self.skip_ws_and_comments(i + 1);
-                    looks_like_element(src, j) || junk_word_before_element(src, j).is_some()
+                    looks_like_element(src, j)
+                        || junk_word_before_element(src, j).is_some()
+                        // No pair of quotes open in the text (`"He said "stop", then left]`).
+                        // No comment between (a quote inside one is the string's own).
+                        || (!pair_open && skip_ws(src, i + 1) == j && bare_element_at(src, j))
                 }
                 _ => false,
             },
@@ -728,12 +818,14 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
     /// quote first. The scan stops at the next quote, where the string loop goes on, so each
     /// byte is looked at a bounded number of times.
     #[inline(always)]
-    fn structure_before_next_quote(&self, after: usize, close: u8) -> bool {
+    fn structure_before_next_quote(&self, after: usize, close: u8, end_closes: bool) -> bool {
         let src = self.src;
         let in_object = matches!(self.stack.last(), Some(Frame::Object | Frame::Brace));
         let mut j = after;
         let found = loop {
-            let Some(&b) = src.get(j) else { break false };
+            let Some(&b) = src.get(j) else {
+                break end_closes;
+            };
             if (j - after) % (POLL_EVERY * 4) == POLL_EVERY * 4 - 1 && self.lookahead_expired() {
                 break false;
             }
@@ -1066,7 +1158,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         if start < self.json_scan_reached.get()
             || !matches!(src.get(start), Some(b'{' | b'['))
             || src.get(first_quote) != Some(&b'"')
-            || self.quote_closes(first_quote + 1, b'"')
+            || self.quote_closes(first_quote + 1, b'"', false)
         {
             return None;
         }
@@ -1083,7 +1175,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     depth -= 1;
                     if depth == 0 {
                         let closes =
-                            src.get(j + 1) == Some(&b'"') && self.quote_closes(j + 2, b'"');
+                            src.get(j + 1) == Some(&b'"') && self.quote_closes(j + 2, b'"', false);
                         break closes.then_some(j + 1);
                     }
                 }

@@ -2,7 +2,9 @@
 //! literals, unquoted strings).
 
 use super::engine::{Engine, Frame};
-use super::lookahead::{looks_like_key, number_runs_on, word_ends_at_delimiter};
+use super::lookahead::{
+    looks_like_key, number_runs_on, value_missing_open_quote, word_ends_at_delimiter,
+};
 use super::{Repair, RepairKind};
 use crate::error::Error;
 use crate::scan::{self, is_ident, is_ws, literal_at, Literal};
@@ -183,9 +185,25 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         }
         let mut end = start;
         let in_object = matches!(self.stack.last(), Some(Frame::Object | Frame::Brace));
-        while end < src.len() && !matches!(src[end], b',' | b'}' | b']' | b'\n' | b'\r') {
-            if in_object && src[end] == b'"' && end > start && looks_like_key(src, end) {
-                break; // `{"a": value "b": 1}`: the next key begins; its comma is missing
+        if let Some(quote) = in_object
+            .then(|| value_missing_open_quote(src, start))
+            .flatten()
+        {
+            // `"a": one, two",`: the commas before the closing quote are the value's own.
+            end = quote + 1;
+        }
+        // Brackets the word opened itself (`words{in brackets}`, `x[0]`): their closers are
+        // its text too.
+        let mut depth = 0usize;
+        while end < src.len() && !matches!(src[end], b',' | b'\n' | b'\r') {
+            match src[end] {
+                b'{' | b'[' if end > start => depth += 1,
+                b'}' | b']' if depth == 0 => break,
+                b'}' | b']' => depth -= 1,
+                b'"' if in_object && end > start && looks_like_key(src, end) => {
+                    break; // `{"a": value "b": 1}`: the next key begins; its comma is missing
+                }
+                _ => {}
             }
             end += 1;
         }

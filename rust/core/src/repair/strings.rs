@@ -2,9 +2,10 @@
 //! JavaScript concatenation.
 
 use super::engine::Engine;
+use super::lookahead::{doubled_open_quote, key_goes_on_after, key_missing_open_quote};
 use super::{Repair, RepairKind};
 use crate::error::Error;
-use crate::scan::{self, is_plain_escape, is_ws, Delimiter};
+use crate::scan::{self, is_ident, is_plain_escape, is_ws, skip_ws, Delimiter};
 
 impl<const STRICT: bool> Engine<'_, STRICT> {
     /// A string opened by `delim` at `self.pos`, written double-quoted.
@@ -15,8 +16,33 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
         } else {
             self.emit_byte(b'"');
         }
-        let content_start = self.pos + delim.open.len();
+        let mut content_start = self.pos + delim.open.len();
+        // `""value"`, `""key"":`: the opening quote written twice (an empty string is never
+        // followed by a word), or a key's with a space (`"" key":`). The text starts after
+        // both, and a doubled closing quote is one.
+        let doubled = !STRICT
+            && delim.open.len() == 1
+            && matches!(delim.close[0], b'"' | b'\'')
+            && src.get(content_start) == Some(&delim.close[0])
+            && match src.get(content_start + 1) {
+                Some(&c) if is_ident(c) => doubled_open_quote(src, content_start, delim.close[0]),
+                Some(b' ') => {
+                    is_key && key_missing_open_quote(src, skip_ws(src, content_start + 1)).is_some()
+                }
+                _ => false,
+            };
+        if doubled {
+            self.fault(
+                RepairKind::UnexpectedCharacter,
+                content_start,
+                "one opening quote",
+            )?;
+            self.pos += 1;
+            content_start += 1;
+        }
         let mut kept_quote = false;
+        // How many quotes this string kept as its text: an odd count leaves a pair open.
+        let mut kept_quotes = 0usize;
         // An object or array written inline in the text (`is {"a": "b"}, which`): the quotes
         // before this position are its own.
         let mut inline_end: Option<usize> = None;
@@ -92,6 +118,12 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                     && (delim.close.len() == 1 || src[i..].starts_with(delim.close)) =>
                 {
                     self.pos += delim.close.len();
+                    if doubled && src.get(i + 1) == Some(&delim.close[0]) {
+                        self.fault(RepairKind::UnexpectedCharacter, i + 1, "one closing quote")?;
+                        self.pos += 1;
+                        self.emit_byte(b'"');
+                        return Ok(());
+                    }
                     if inline_end.is_some_and(|end| i < end) {
                         self.repairs.push(Repair {
                             kind: RepairKind::UnescapedQuotes,
@@ -120,8 +152,9 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         Some(end) => i == end,
                         None => {
                             STRICT
-                                || is_key
-                                || self.quote_closes(self.pos, delim.close[0])
+                                // `"k"e"y":`: a key holds quotes up to the one its colon follows.
+                                || is_key && (delim.close != b"\"" || !key_goes_on_after(src, i + 1))
+                                || self.quote_closes(self.pos, delim.close[0], kept_quotes % 2 == 1)
                                 || (!kept_quote && self.element_follows_quote(i, delim.close[0]))
                         }
                     };
@@ -198,6 +231,7 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                         count: 1,
                     });
                     kept_quote = true;
+                    kept_quotes += 1;
                     self.out.extend_from_slice(delim.inner);
                     // A quote that did not close the string looked ahead to decide so; the
                     // other stops only consume bytes.
@@ -400,6 +434,16 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
             None => {
                 // A lone backslash at the very end: drop it; the string is closed as truncated.
                 self.pos += 1;
+            }
+            Some(0xE2)
+                if src.get(at + 2) == Some(&0x80)
+                    && matches!(src.get(at + 3), Some(0x98..=0x9A | 0x9C..=0x9E)) =>
+            {
+                // `\„`, `\”`: a typographic quote escaped as if it were `"`; the backslash
+                // meant the quote, which is then a character of the text.
+                self.fault(RepairKind::InvalidEscape, at, "a valid escape sequence")?;
+                self.emit(&src[at + 1..at + 4]);
+                self.pos += 4;
             }
             Some(_) => {
                 // `C:\Users`: keep the backslash as a character rather than lose it.
