@@ -42,9 +42,9 @@ ENV = "TOOLMEND_OLLAMA_REPO"
 FILES = re.compile(r"^(model/parsers/[^/]+|harmony/[^/]+|tools/[^/]+)_test\.go$")
 
 # Reasoning tags a generation prompt opens: when the output closes one it never opened, the prompt opened it.
-THINK_TAGS = [("<think>", "</think>"), ("<|START_THINKING|>", "<|END_THINKING|>")]
+THINK_TAGS = [("<think>", "</think>"), ("<|START_THINKING|>", "<|END_THINKING|>"), ("[THINK]", "[/THINK]")]
 # The block a test's "thinking on" opens, by parser file; <think> elsewhere.
-THINK_OPENER = {"cohere": THINK_TAGS[1]}
+THINK_OPENER = {"cohere": THINK_TAGS[1], "ministral": THINK_TAGS[2]}
 
 
 
@@ -303,7 +303,8 @@ class Parser:
             return ("bad", "type")
         if t.kind == "ident":
             ty = self.type_()
-            if self.is_op("{") and ty[1][:1].isupper() or (self.is_op("{") and "." in ty[1]):
+            # In a table any type name may open a literal (local types are lower-case).
+            if self.is_op("{") and ty[1] not in ("if", "for", "switch", "else", "range", "return", "select"):
                 return ("comp", ty, self.elements())
             return ("ident", ty[1])
         raise Unreadable(f"token {t.value!r}")
@@ -549,6 +550,45 @@ def _bindings(toks: list[Tok]) -> dict[str, Any]:
     return env
 
 
+def _steps_cases(path: str, elems: list[Any], env: dict[str, Any], out: FileCases) -> list[Case]:
+    """A table of streaming steps (``{input, wantEvents}``): the output is the steps' inputs joined,
+    the calls expected the ``...EventToolCall{name, args}`` events (args a JSON text); a case whose
+    events are of other kinds than content, thinking and such calls is skipped."""
+    cases = []
+    for el in elems:
+        kv = {e[1][1]: e[2] for e in el[2] if e[0] == "kv" and e[1][0] == "ident"} if el[0] == "comp" else {}
+        try:
+            cname = str(value(kv["desc"] if "desc" in kv else kv["name"], env))
+        except (KeyError, Unreadable):
+            cname = "?"
+        where = f"{path}: {cname}"
+        try:
+            steps = kv.get("steps")
+            if steps is None or steps[0] != "comp":
+                raise Unreadable("steps")
+            text, expect = "", []
+            for st in steps[2]:
+                skv = {e[1][1]: e[2] for e in st[2] if e[0] == "kv" and e[1][0] == "ident"} if st[0] == "comp" else {}
+                text += _input_text(skv["input"], env) if "input" in skv else ""
+                events = skv.get("wantEvents", ("comp", None, []))
+                for ev in events[2] if events[0] == "comp" else []:
+                    kind = str(ev[1][1]) if ev[0] == "comp" and ev[1] else ""
+                    fields = {e[1][1]: e[2] for e in ev[2] if e[0] == "kv" and e[1][0] == "ident"} if ev[0] == "comp" else {}
+                    if kind.endswith("EventToolCall") and "name" in fields:
+                        args = value(fields["args"], env) if "args" in fields else "{}"
+                        expect.append({"name": value(fields["name"], env), "arguments": json.loads(args)})
+                    elif "RawToolCall" in kind:
+                        raise Unreadable("raw tool-call events (the text inside the tags)")
+                    elif not re.search(r"Event(Content|Thinking)$", kind):
+                        raise Unreadable("events of an internal state machine")
+        except (Unreadable, KeyError, ValueError, TypeError) as e:
+            out.skipped.append((where, str(e) if isinstance(e, Unreadable) else "steps"))
+            continue
+        flat = "".join(str(t.value) for t in _flatten(el))
+        cases.append(Case(path, where, cname, text, expect or None, think=_thinks(flat)))
+    return cases
+
+
 def _feeds_parser(toks: list[Tok], k: int) -> bool:
     """Whether the test running a table (from it to the next test function) feeds a parser's Add."""
     for j in range(k, len(toks) - 1):
@@ -595,6 +635,9 @@ def read_file(path: str, src: str) -> FileCases:
         k = p.i
         inp = next((f for f in INPUT_FIELDS if f in fields), None)
         calls = _calls_field(fields)
+        if calls is None and "steps" in fields:
+            out.cases.extend(_steps_cases(path, elems, env, out))
+            continue
         if calls is None:
             continue  # a table that expects no tool calls tests something else
         feeds_parser = _feeds_parser(toks, k)
