@@ -250,6 +250,7 @@ class Parser:
         self.expect("{")
         out = []
         while not self.is_op("}"):
+            v: Any
             if self.is_op("{"):
                 v = ("comp", None, self.elements())
             else:
@@ -697,7 +698,7 @@ def _imperative(path: str, toks: list[Tok], env: dict[str, Any], out: FileCases)
         local = dict(env)
         local.update({k: v for k, v in _bindings(body).items()})
         adds = [j + 2 for j in range(len(body) - 2) if body[j].value == "." and body[j + 1].value == "Add" and body[j + 2].value == "("]
-        texts = []
+        texts: list[str | None] = []
         for j in adds:
             p = Parser(body)
             p.i = j + 1
@@ -745,7 +746,7 @@ def _imperative(path: str, toks: list[Tok], env: dict[str, Any], out: FileCases)
             out.skipped.append((where, str(e)))
             continue
         err = "err==nil" in flat and want is None and not counts
-        cases.append(Case(path, where, str(body[1].value), texts[0], exp, expect_error=err, partial_args=partial, think=_thinks(flat)))
+        cases.append(Case(path, where, str(body[1].value), texts[0] or "", exp, expect_error=err, partial_args=partial, think=_thinks(flat)))
     return cases
 
 
