@@ -102,3 +102,9 @@ def test_a_name_line_before_json_arguments() -> None:
     assert calls('<tool_call>get_weather\n{"location": "SF"}</tool_call>') == [("get_weather", {"location": "SF"}, "hermes")]
     # A word and JSON on one line is not that form.
     assert not read('<tool_call>get_weather {"location": "SF"}</tool_call>').calls
+
+
+def test_a_whole_reply_with_a_stray_closer_is_still_a_call_but_not_amid_prose() -> None:
+    listed = '[{"name": "get_conditions", "arguments": {"location": "Tokyo"}}]'
+    assert calls(listed + "]") == [("get_conditions", {"location": "Tokyo"}, "bare_json")]
+    assert not read(listed + "] and then some prose about it").calls

@@ -1416,3 +1416,17 @@ fn a_name_line_before_json_arguments_in_a_call_tag() {
         .iter()
         .all(|c| c.1.as_deref() != Some("f")));
 }
+
+#[test]
+fn a_whole_reply_with_a_closer_too_many_is_still_the_whole_reply() {
+    let list = r#"[{"name": "f", "arguments": {"a": 1}}]"#;
+    for reply in [format!("{list}]"), format!("{list} ]}}"), list.to_string()] {
+        assert_eq!(
+            summary(&reply),
+            one("bare_json", "f", r#"{"a":1}"#),
+            "{reply}"
+        );
+    }
+    // Prose after it is no stray closer: amid prose, JSON is no call without a registry.
+    assert!(summary(&format!("{list}] and more")).is_empty());
+}
