@@ -706,6 +706,19 @@ fn read_body(
     end: usize,
     limits: &Limits,
 ) -> Option<Vec<FoundCall>> {
+    read_body_at(fmt, content, start, end, limits, true)
+}
+
+/// `read_body`; `nest`: whether blocks inside this one are looked for (one level only, so
+/// markers of two formats alternating cannot recurse without end).
+fn read_body_at(
+    fmt: &Format,
+    content: &str,
+    start: usize,
+    end: usize,
+    limits: &Limits,
+    nest: bool,
+) -> Option<Vec<FoundCall>> {
     let body = &content[start..end];
     let named = |name: &str, args_from: usize, args_to: usize| {
         let name = name.trim();
@@ -723,7 +736,7 @@ fn read_body(
             untyped: Vec::new(),
         }
     };
-    if fmt.opens_a_call() {
+    if nest && fmt.opens_a_call() {
         if let Some(calls) = nested_blocks(fmt, content, start, end, limits) {
             return Some(calls);
         }
@@ -1371,7 +1384,7 @@ fn nested_blocks(
             })
             .min()
             .unwrap_or((end, end));
-        calls.extend(read_body(inner, content, from, to, limits)?);
+        calls.extend(read_body_at(inner, content, from, to, limits, false)?);
         i = after;
     }
     (!calls.is_empty()).then_some(calls)

@@ -1430,3 +1430,10 @@ fn a_whole_reply_with_a_closer_too_many_is_still_the_whole_reply() {
     // Prose after it is no stray closer: amid prose, JSON is no call without a registry.
     assert!(summary(&format!("{list}] and more")).is_empty());
 }
+
+#[test]
+fn markers_of_two_formats_alternating_do_not_recurse() {
+    let reply = "<TOOLCALL><tool_call>".repeat(20_000);
+    let found = calls(&reply);
+    assert!(found.calls.iter().all(|c| c.name.is_none()));
+}
