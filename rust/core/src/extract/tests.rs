@@ -1437,3 +1437,25 @@ fn markers_of_two_formats_alternating_do_not_recurse() {
     let found = calls(&reply);
     assert!(found.calls.iter().all(|c| c.name.is_none()));
 }
+
+#[test]
+fn the_new_reply_formats_read_the_same_streamed() {
+    for reply in [
+        "Sure.<|tool_call>call:f{q:<|\"|>a, b<|\"|>}<tool_call|>Done.",
+        "x<start_function_call>call:f{n:1}<end_function_call><start_function_call>call:g{}<end_function_call>",
+        "<function_calls>f(a=1)\ng(b='x')</function_calls> ok",
+        "<|START_THINKING|>hm<|END_THINKING|><|START_ACTION|>[{\"tool_name\": \"f\", \"parameters\": {}}]<|END_ACTION|>",
+        "Plan: x.\nAction: ```json\n[{\"tool_name\": \"f\", \"parameters\": {}}]\n```",
+    ] {
+        let found = untimed(reply);
+        assert!(!found.calls.is_empty(), "{reply}");
+        let names: Vec<_> = found.calls.iter().map(|c| c.name.clone()).collect();
+        for step in [1, 2, 5, 11] {
+            assert_eq!(
+                streamed_parts(reply, step),
+                (names.clone(), found.text.trim().to_string(), found.reasoning.trim().to_string()),
+                "{step}-byte tokens: {reply}"
+            );
+        }
+    }
+}
