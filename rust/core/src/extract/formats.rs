@@ -32,6 +32,9 @@ pub(super) enum Body {
     Pythonic,
     /// `<invoke name="NAME"><parameter name="K">V</parameter></invoke>`s (MiniMax M2).
     Invoke,
+    /// `call:NAME{k:v,...}` with strings between `quote`s (Gemma 4's `<|"|>`, FunctionGemma's
+    /// `<escape>`), plain JSON values otherwise.
+    Gemma { quote: &'static str },
     /// `NAME\n{...}` after `>>>` (Functionary v3.2); anything else after it is text.
     Arrow,
     /// A marker with no call of its own (section begin/end): removed from the text.
@@ -108,6 +111,9 @@ pub(super) static FORMATS: &[Format] = &[
         Body::Calls(Context::Prose),
     ),
     format("hermes", "<tool_call>", &["</tool_call>"], MARKED),
+    // A wrapper some templates put around `<tool_call>` blocks: no call of its own.
+    format("hermes", "<tool_calls>", &[], Body::Strip),
+    format("hermes", "</tool_calls>", &[], Body::Strip),
     format("granite", "<|tool_call|>", &[], MARKED),
     format(
         "granite_fc",
@@ -192,6 +198,36 @@ pub(super) static FORMATS: &[Format] = &[
         &["<|python_end|>"],
         Body::Pythonic,
     ),
+    // Olmo 3: `name(k=v)` a line; Claude-style prompts put `<invoke>`s in the same tag.
+    format(
+        "olmo3",
+        "<function_calls>",
+        &["</function_calls>"],
+        Body::Pythonic,
+    ),
+    format(
+        "gemma4",
+        "<|tool_call>",
+        &["<tool_call|>"],
+        Body::Gemma { quote: "<|\"|>" },
+    ),
+    format(
+        "functiongemma",
+        "<start_function_call>",
+        &["<end_function_call>"],
+        Body::Gemma { quote: "<escape>" },
+    ),
+    // Command R / R+ / A: a JSON list of `{"tool_name", "parameters"}` between action markers.
+    format("command_r", "<|START_ACTION|>", &["<|END_ACTION|>"], MARKED),
+    // Command R's older form: a fenced list after `Action:` at a line's start.
+    Format {
+        line_start: true,
+        ..format("command_r", "Action: ```json", &["```"], MARKED)
+    },
+    format("command_r", "<|START_TEXT|>", &[], Body::Strip),
+    format("command_r", "<|END_TEXT|>", &[], Body::Strip),
+    format("command_r", "<|START_RESPONSE|>", &[], Body::Strip),
+    format("command_r", "<|END_RESPONSE|>", &[], Body::Strip),
     // Reasoning blocks (research/reasoning_and_provider_quirks.md): DeepSeek-R1, Qwen3 and QwQ
     // `<think>`; Magistral `[THINK]`; Claude-style prompts `<thinking>`; Kimi `◁think▷`;
     // Seed-OSS `<seed:think>`; gpt-oss' analysis channel.
@@ -200,6 +236,9 @@ pub(super) static FORMATS: &[Format] = &[
     format("think", "<thinking>", &["</thinking>"], THINK),
     format("think", "◁think▷", &["◁/think▷"], THINK),
     format("think", "<seed:think>", &["</seed:think>"], THINK),
+    // Command A's reasoning, and Gemma 4's thought channel.
+    format("think", "<|START_THINKING|>", &["<|END_THINKING|>"], THINK),
+    format("think", "<|channel>thought", &["<channel|>"], THINK),
     format(
         "think",
         "<|channel|>analysis<|message|>",
@@ -211,6 +250,7 @@ pub(super) static FORMATS: &[Format] = &[
     format("think", "</thinking>", &[], Body::ReasoningEnd),
     format("think", "◁/think▷", &[], Body::ReasoningEnd),
     format("think", "</seed:think>", &[], Body::ReasoningEnd),
+    format("think", "<|END_THINKING|>", &[], Body::ReasoningEnd),
     // gpt-oss' answer channel and message frame: markers around the answer, not text.
     format("gpt_oss", "<|channel|>final<|message|>", &[], Body::Strip),
     format("gpt_oss", "<|start|>assistant", &[], Body::Strip),
@@ -257,6 +297,19 @@ pub(super) static FORMATS: &[Format] = &[
         QUOTE,
     ),
     format("gpt_oss", "<|start|>functions.", &["<|end|>"], QUOTE),
+    format("gemma4", "<|tool_response>", &["<tool_response|>"], QUOTE),
+    format(
+        "functiongemma",
+        "<start_function_response>",
+        &["<end_function_response>"],
+        QUOTE,
+    ),
+    format(
+        "command_r",
+        "<|START_TOOL_RESULT|>",
+        &["<|END_TOOL_RESULT|>"],
+        QUOTE,
+    ),
     format(
         "tool_result",
         "<function_results>",
@@ -609,6 +662,26 @@ pub(super) fn read_block(
     )
 }
 
+/// The length of a call format's tag closer (`</tool_call>`) at the start of `rest`; Err(true)
+/// when `rest` is cut inside one.
+pub(super) fn call_closer_at(rest: &[u8]) -> Result<usize, bool> {
+    static CLOSERS: OnceLock<Vec<&'static [u8]>> = OnceLock::new();
+    let closers = CLOSERS.get_or_init(|| {
+        FORMATS
+            .iter()
+            .filter(|f| f.opens_a_call())
+            .flat_map(|f| f.close.iter().map(|c| c.as_bytes()))
+            .filter(|c| c.first() == Some(&b'<'))
+            .collect()
+    });
+    if let Some(c) = closers.iter().find(|c| rest.starts_with(c)) {
+        return Ok(c.len());
+    }
+    Err(closers
+        .iter()
+        .any(|c| rest.len() < c.len() && c.starts_with(rest)))
+}
+
 /// Where call markers stand in `body`, a block's body that read as no call: the block held
 /// them as its data, so each is a call seen only quoted.
 pub(super) fn markers_in(body: &str) -> impl Iterator<Item = usize> + '_ {
@@ -633,6 +706,19 @@ fn read_body(
     end: usize,
     limits: &Limits,
 ) -> Option<Vec<FoundCall>> {
+    read_body_at(fmt, content, start, end, limits, true)
+}
+
+/// `read_body`; `nest`: whether blocks inside this one are looked for (one level only, so
+/// markers of two formats alternating cannot recurse without end).
+fn read_body_at(
+    fmt: &Format,
+    content: &str,
+    start: usize,
+    end: usize,
+    limits: &Limits,
+    nest: bool,
+) -> Option<Vec<FoundCall>> {
     let body = &content[start..end];
     let named = |name: &str, args_from: usize, args_to: usize| {
         let name = name.trim();
@@ -650,6 +736,11 @@ fn read_body(
             untyped: Vec::new(),
         }
     };
+    if nest && fmt.opens_a_call() {
+        if let Some(calls) = nested_blocks(fmt, content, start, end, limits) {
+            return Some(calls);
+        }
+    }
     let calls = match fmt.body {
         Body::Strip | Body::Quote { .. } | Body::ReasoningEnd => return None, // read by the scan
         Body::Calls(context) => {
@@ -662,6 +753,9 @@ fn read_body(
                 return Some(calls);
             }
             if let Some(call) = arg_key_call(body, start, fmt.name) {
+                return Some(vec![call]);
+            }
+            if let Some(call) = name_line_call(body, fmt.name) {
                 return Some(vec![call]);
             }
             JsonCalls {
@@ -762,7 +856,22 @@ fn read_body(
                 vec![named(name, start + gt + 1, end)]
             }
         }
+        Body::Pythonic if body.trim_start().starts_with("<invoke") => {
+            let invoke = Format {
+                body: Body::Invoke,
+                ..format(fmt.name, fmt.open, fmt.close, Body::Invoke)
+            };
+            return read_body(&invoke, content, start, end, limits);
+        }
         Body::Pythonic => pythonic_calls(content, start, end, fmt.name),
+        Body::Gemma { quote } => gemma_calls(body, quote)
+            .into_iter()
+            .map(|(name, args)| {
+                let mut call = named(name, end, end);
+                call.arguments = Some(args);
+                call
+            })
+            .collect(),
         Body::Invoke => match invoke_calls(body) {
             Ok(calls) => calls
                 .into_iter()
@@ -1117,4 +1226,196 @@ fn builtin_call(lead: &str, at: usize, content: &str, fmt: &Format) -> Option<Ve
         }
     }
     Some(calls).filter(|c| !c.is_empty())
+}
+
+/// Gemma's calls in a block's body: `call:NAME{k:v,...}`, one or more, each with its arguments
+/// written out as JSON text for the pipeline to parse: bare keys quoted, strings between the quote
+/// tokens taken as written. A call cut off keeps its JSON cut (an open string, no closing brace),
+/// so it is reported as cut like any other.
+fn gemma_calls<'a>(body: &'a str, quote: &str) -> Vec<(&'a str, String)> {
+    let mut calls = Vec::new();
+    let mut rest = body.trim_start();
+    while let Some(after) = rest.strip_prefix("call:") {
+        let Some(open) = after.find('{') else {
+            break;
+        };
+        let name = after[..open].trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            break;
+        }
+        let (json, used) = gemma_to_json(&after[open..], quote);
+        calls.push((name, json));
+        rest = after[open + used..].trim_start();
+    }
+    calls
+}
+
+/// Gemma's value syntax as JSON text, and how many bytes of `text` it took (up to the brace that
+/// closes the first value, or all of it when none does).
+fn gemma_to_json(text: &str, quote: &str) -> (String, usize) {
+    let mut out = String::with_capacity(text.len() + 16);
+    // Per open container: true for an object (a key comes next after `{` or `,`).
+    let mut stack: Vec<bool> = Vec::new();
+    let mut key_next = false;
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        let c = rest.chars().next().unwrap_or(' ');
+        if c.is_whitespace() {
+            out.push(c);
+            i += c.len_utf8();
+            continue;
+        }
+        if let Some(s) = rest.strip_prefix(quote) {
+            key_next = false;
+            match s.find(quote) {
+                Some(end) => {
+                    out.push_str(&Value::String(s[..end].to_string()).to_string());
+                    i += quote.len() * 2 + end;
+                }
+                None => {
+                    // Cut inside a string: the JSON string stays open.
+                    let whole = Value::String(s.to_string()).to_string();
+                    out.push_str(&whole[..whole.len() - 1]);
+                    return (out, text.len());
+                }
+            }
+            continue;
+        }
+        match c {
+            '{' | '[' => {
+                stack.push(c == '{');
+                key_next = c == '{';
+                out.push(c);
+                i += 1;
+            }
+            '}' | ']' => {
+                stack.pop();
+                key_next = false;
+                out.push(c);
+                i += 1;
+                if stack.is_empty() {
+                    return (out, i);
+                }
+            }
+            ',' => {
+                key_next = stack.last() == Some(&true);
+                out.push(c);
+                i += 1;
+            }
+            ':' => {
+                out.push(c);
+                i += 1;
+            }
+            '"' => {
+                // A JSON string as it stands, escapes and all.
+                let bytes = rest.as_bytes();
+                let mut j = 1;
+                while j < bytes.len() && bytes[j] != b'"' {
+                    j += if bytes[j] == b'\\' { 2 } else { 1 };
+                }
+                let j = (j + 1).min(rest.len());
+                out.push_str(&rest[..j]);
+                i += j;
+                key_next = false;
+            }
+            _ => {
+                // A bare word: a key before its `:`, else a scalar up to the next separator.
+                let stop: &[char] = if key_next {
+                    &[':', ',', '}', ']']
+                } else {
+                    &[',', '}', ']']
+                };
+                let len = rest.find(stop).unwrap_or(rest.len());
+                let len = rest[..len].find(quote).unwrap_or(len).max(c.len_utf8());
+                let word = rest[..len].trim_end();
+                if key_next || serde_json::from_str::<Value>(word).is_err() {
+                    out.push_str(&Value::String(word.to_string()).to_string());
+                } else {
+                    out.push_str(word);
+                }
+                key_next = false;
+                i += len;
+            }
+        }
+    }
+    (out, text.len())
+}
+
+/// Calls whose own blocks stand inside another format's block (`<tool_calls><tool_call>{...}
+/// </tool_call>`, `<TOOLCALL><tool_call>...`): each inner block is read as its own format, up to
+/// its own closer, so the outer closer may be missing. None unless the body is only such blocks.
+fn nested_blocks(
+    fmt: &Format,
+    content: &str,
+    start: usize,
+    end: usize,
+    limits: &Limits,
+) -> Option<Vec<FoundCall>> {
+    let mut calls = Vec::new();
+    let mut i = start;
+    loop {
+        let rest = &content[i..end];
+        i += rest.len() - rest.trim_start().len();
+        if i >= end {
+            break;
+        }
+        let rest = &content[i..end];
+        let inner = FORMATS
+            .iter()
+            .filter(|f| {
+                f.open != fmt.open
+                    && !f.open.starts_with('`')
+                    && (f.opens_a_call() || matches!(f.body, Body::Strip))
+                    && !matches!(f.body, Body::Calls(Context::Prose))
+                    && rest.starts_with(f.open)
+            })
+            .max_by_key(|f| f.open.len())?;
+        let from = i + inner.open.len() - inner.keep;
+        if matches!(inner.body, Body::Strip) {
+            i = from;
+            continue;
+        }
+        let (to, after) = inner
+            .close
+            .iter()
+            .filter_map(|c| {
+                find_outside(content, from, end, c.as_bytes()).map(|at| (at, at + c.len()))
+            })
+            .min()
+            .unwrap_or((end, end));
+        calls.extend(read_body_at(inner, content, from, to, limits, false)?);
+        i = after;
+    }
+    (!calls.is_empty()).then_some(calls)
+}
+
+/// `NAME\n{...}`: a name on its own line and its arguments after it (GLM and Laguna write this
+/// inside `<tool_call>`). None unless the body is just that.
+fn name_line_call(body: &str, format: &'static str) -> Option<FoundCall> {
+    let lead = body.trim_start();
+    let name_len = lead
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        .count();
+    let (name, rest) = lead.split_at(name_len);
+    let args = rest.trim_start();
+    if name_len == 0 || !rest.starts_with(['\n', '\r']) || !args.starts_with('{') {
+        return None;
+    }
+    let args_end = value_end(args.as_bytes(), 0);
+    if !args[args_end..].trim().is_empty() {
+        return None;
+    }
+    Some(FoundCall {
+        name: Some(name.to_string()),
+        arguments: Some(args.to_string()),
+        id: None,
+        position: 0,
+        format,
+        repairs: Vec::new(),
+        error: None,
+        cut: false,
+        untyped: Vec::new(),
+    })
 }

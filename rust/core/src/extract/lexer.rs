@@ -5,6 +5,7 @@
 //!
 //! It knows nothing of the format table: the stops it looks for are handed to it.
 
+use super::formats;
 use memchr::{memchr2, memmem};
 
 /// How far past a whole JSON value the reader looks for the block's closer (across whitespace
@@ -454,6 +455,16 @@ impl Lexer {
                 self.after = None;
                 self.may_start = true;
             }
+            // An inner call block's closer (`<TOOLCALL><tool_call>{...}</tool_call>`): the
+            // call's own block closed inside this one, whose closer may never come.
+            b'<' => match formats::call_closer_at(&cx.b[i - cx.base..]) {
+                Ok(len) => {
+                    self.pos = i + len;
+                    self.after = Some((value_end, i + len));
+                }
+                Err(true) if !cx.at_end => return Some(Lexed::Wait),
+                Err(_) => return Some(ended),
+            },
             _ => return Some(ended),
         }
         None

@@ -416,7 +416,12 @@ impl Output<'_> {
                 if open < skip_to {
                     continue;
                 }
-                let alone = self.alone_ok && content[open..close].trim() == whole;
+                // Stray closers after the value (`[{...}]]`) leave it the whole reply.
+                let value = content[open..close].trim();
+                let alone = self.alone_ok
+                    && whole
+                        .strip_prefix(value)
+                        .is_some_and(|rest| rest.trim().bytes().all(|b| matches!(b, b']' | b'}')));
                 let calls = if bytes[open] == b'{'
                     || bytes.get(crate::scan::skip_ws(bytes, open + 1)) == Some(&b'{')
                 {

@@ -471,7 +471,8 @@ pub(super) fn pythonic_calls(
         .map(|b| b.strip_suffix(']').unwrap_or(b))
         .unwrap_or(body);
     let mut calls = Vec::new();
-    for part in split_top_level(inner, b',') {
+    // Calls are separated by commas in a list, by newlines one a line (Olmo 3).
+    for part in split_top_level(inner, b',').flat_map(|p| split_top_level(p, b'\n')) {
         let part = part.trim();
         let Some(open) = part.find('(') else {
             continue;

@@ -1292,3 +1292,170 @@ fn integers_past_64_bits_in_json_calls_stay_as_written() {
     let found = untimed("<tool_call>{\"name\": \"f\", \"arguments\": {\"n\":  1}}</tool_call>");
     assert_eq!(found.calls[0].arguments.as_deref(), Some("{\"n\":1}"));
 }
+
+#[test]
+fn gemma_calls_are_json_with_bare_keys_and_quote_tokens() {
+    assert_eq!(
+        summary(
+            r#"<|tool_call>call:f{q:<|"|>say "hi", {x}<|"|>,n:42,ok:true,l:[<|"|>a<|"|>,1],o:{k:null}}<tool_call|>"#
+        ),
+        one(
+            "gemma4",
+            "f",
+            r#"{"q":"say \"hi\", {x}","n":42,"ok":true,"l":["a",1],"o":{"k":null}}"#
+        )
+    );
+    assert_eq!(
+        summary("<start_function_call>call:a{}<end_function_call>x<start_function_call>call:b{k:<escape>v<escape>}<end_function_call>"),
+        vec![
+            ("functiongemma", Some("a".into()), Some("{}".into())),
+            ("functiongemma", Some("b".into()), Some(r#"{"k":"v"}"#.into())),
+        ]
+    );
+    // Cut inside a string: the JSON stays cut (an open string), for the pipeline to report.
+    let cut = calls(r#"<|tool_call>call:f{a:<|"|>x"#);
+    assert_eq!(cut.calls[0].arguments.as_deref(), Some(r#"{"a":"x"#));
+    // A bare word that is no JSON scalar is a string; a gemma call in reasoning is none.
+    assert_eq!(
+        summary("<|tool_call>call:f{unit:metric}<tool_call|>"),
+        one("gemma4", "f", r#"{"unit":"metric"}"#)
+    );
+    let thought = calls("<|channel>thought\n<|tool_call>call:f{}<tool_call|><channel|>ok");
+    assert!(thought.calls.is_empty());
+    assert_eq!(thought.text, "ok");
+}
+
+#[test]
+fn olmo3_calls_one_a_line() {
+    assert_eq!(
+        summary("<function_calls>a(x=1)\nb(y=\"p\\nq\", z=[1, 2])</function_calls>"),
+        vec![
+            ("olmo3", Some("a".into()), Some(r#"{"x": 1}"#.into())),
+            (
+                "olmo3",
+                Some("b".into()),
+                Some(r#"{"y": "p\nq", "z": [1, 2]}"#.into())
+            ),
+        ]
+    );
+}
+
+#[test]
+fn command_r_action_blocks_and_the_older_action_fence() {
+    let reply = "<|START_THINKING|>plan<|END_THINKING|><|START_ACTION|>[\n {\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {\"a\": 1}},\n {\"tool_call_id\": \"1\", \"tool_name\": \"g\", \"parameters\": {}}\n]<|END_ACTION|>";
+    let found = calls(reply);
+    assert_eq!(found.reasoning, "plan");
+    assert_eq!(
+        found
+            .calls
+            .iter()
+            .map(|c| (c.format, c.name.clone()))
+            .collect::<Vec<_>>(),
+        [
+            ("command_r", Some("f".into())),
+            ("command_r", Some("g".into()))
+        ]
+    );
+    for step in [1, 3, 10] {
+        assert_eq!(
+            streamed_parts(reply, step).0,
+            [Some("f".into()), Some("g".into())]
+        );
+    }
+    // The prompt opened the thinking block: a call before its closer is reasoning.
+    let found = calls("I might <|START_ACTION|>[{\"tool_name\": \"rm\", \"parameters\": {}}]<|END_ACTION|><|END_THINKING|><|START_TEXT|>No.<|END_TEXT|>");
+    assert!(found.calls.is_empty());
+    assert_eq!(found.text, "No.");
+    let fence = "Plan: look.\nAction: ```json\n[{\"tool_name\": \"s\", \"parameters\": {\"q\": \"x\"}}]\n```";
+    assert_eq!(summary(fence), one("command_r", "s", r#"{"q":"x"}"#));
+    assert!(calls(&fence.replace("\nAction:", " Action:"))
+        .calls
+        .iter()
+        .all(|c| c.format != "command_r"));
+}
+
+#[test]
+fn a_call_block_closed_inside_a_wrapper_never_closed() {
+    for outer in [
+        "<tool_calls>",
+        "<TOOLCALL>",
+        "[TOOL_CALLS]",
+        "<function_calls>",
+        "<|python_start|>",
+    ] {
+        let reply = format!("{outer}{HERMES_READ}\nDone.");
+        let found = untimed(&reply);
+        let names: Vec<_> = found.calls.iter().map(|c| c.name.clone()).collect();
+        assert_eq!(names, [Some("read_file".to_string())], "{reply}");
+        assert!(found.calls[0].error.is_none(), "{reply}");
+        assert_eq!(found.text, "Done.", "{reply}");
+        for step in [1, 2, 5, 13] {
+            assert_eq!(
+                streamed_parts(&reply, step),
+                (names.clone(), found.text.clone(), String::new()),
+                "{step}-byte tokens: {reply}"
+            );
+        }
+    }
+    // In reasoning, the wrapper and its block are reasoning.
+    assert!(
+        untimed(&format!("<think><tool_calls>{HERMES_DELETE}</think>ok"))
+            .calls
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_name_line_before_json_arguments_in_a_call_tag() {
+    assert_eq!(
+        summary("<tool_call>get_weather\n{\"location\": \"SF\"}</tool_call>"),
+        one("hermes", "get_weather", r#"{"location": "SF"}"#)
+    );
+    // Words before the line's end: not that form.
+    assert!(summary("<tool_call>call f\n{\"a\": 1}</tool_call>")
+        .iter()
+        .all(|c| c.1.as_deref() != Some("f")));
+}
+
+#[test]
+fn a_whole_reply_with_a_closer_too_many_is_still_the_whole_reply() {
+    let list = r#"[{"name": "f", "arguments": {"a": 1}}]"#;
+    for reply in [format!("{list}]"), format!("{list} ]}}"), list.to_string()] {
+        assert_eq!(
+            summary(&reply),
+            one("bare_json", "f", r#"{"a":1}"#),
+            "{reply}"
+        );
+    }
+    // Prose after it is no stray closer: amid prose, JSON is no call without a registry.
+    assert!(summary(&format!("{list}] and more")).is_empty());
+}
+
+#[test]
+fn markers_of_two_formats_alternating_do_not_recurse() {
+    let reply = "<TOOLCALL><tool_call>".repeat(20_000);
+    let found = calls(&reply);
+    assert!(found.calls.iter().all(|c| c.name.is_none()));
+}
+
+#[test]
+fn the_new_reply_formats_read_the_same_streamed() {
+    for reply in [
+        "Sure.<|tool_call>call:f{q:<|\"|>a, b<|\"|>}<tool_call|>Done.",
+        "x<start_function_call>call:f{n:1}<end_function_call><start_function_call>call:g{}<end_function_call>",
+        "<function_calls>f(a=1)\ng(b='x')</function_calls> ok",
+        "<|START_THINKING|>hm<|END_THINKING|><|START_ACTION|>[{\"tool_name\": \"f\", \"parameters\": {}}]<|END_ACTION|>",
+        "Plan: x.\nAction: ```json\n[{\"tool_name\": \"f\", \"parameters\": {}}]\n```",
+    ] {
+        let found = untimed(reply);
+        assert!(!found.calls.is_empty(), "{reply}");
+        let names: Vec<_> = found.calls.iter().map(|c| c.name.clone()).collect();
+        for step in [1, 2, 5, 11] {
+            assert_eq!(
+                streamed_parts(reply, step),
+                (names.clone(), found.text.trim().to_string(), found.reasoning.trim().to_string()),
+                "{step}-byte tokens: {reply}"
+            );
+        }
+    }
+}
