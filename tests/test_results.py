@@ -167,6 +167,12 @@ def test_the_registry_checks_first_then_the_model_with_coded_errors() -> None:
         reg.validate("read_file", {"path": "a"}, into=dict)
 
 
+def _text_without_calls() -> object:
+    parser = toolmend.TextCallParser()
+    parser.feed('[{"name": "read_file", "arguments": {"path": "a"}}]')
+    return next(item for item in parser.flush() if isinstance(item, toolmend.TextWithoutCalls))
+
+
 def _every_result_and_error() -> dict[str, object]:
     reg = _typed_registry()
     body = {"message": {"tool_calls": [
@@ -184,6 +190,8 @@ def _every_result_and_error() -> dict[str, object]:
         "ValidationResult": reg.try_validate("read_file", {}),
         "ToolInfo": reg.get("read_file"),
         "StreamEvent": toolmend.ToolCallAccumulator().feed(toolmend.ToolCallDelta(0, name="read_file"))[0],
+        "Reasoning": toolmend.TextCallParser().feed("<think>plan</think>")[0],
+        "TextWithoutCalls": _text_without_calls(),
         "ModelHTTPError": errors.ModelHTTPError("gone", status=404, body="{}"),
         "RetryExhaustedError": errors.RetryExhaustedError("no", attempts=(), last_error=result.errors[0], correlation_id="c1"),
     }

@@ -256,6 +256,12 @@ class Reasoning:
         return _repr(self, "text", "was_text")
 
 
+@_record(_core.TextWithoutCalls, ("text",))
+class TextWithoutCalls:
+    def __repr__(self) -> str:
+        return _repr(self, "text")
+
+
 # --- streams -----------------------------------------------------------------------------------------------
 
 _EVENT_KINDS = {kind.value: kind for kind in StreamEventKind}

@@ -51,6 +51,12 @@ pub trait Tree: Sized {
 
     /// What this value is. Containers are opened only below the depth limit.
     fn node(&self) -> Node<'_, Self>;
+
+    /// The decimal digits of an integer past 64 bits (a `BigInt` node), for `json_text`; None
+    /// when the backend cannot give them.
+    fn digits(&self) -> Option<String> {
+        None
+    }
 }
 
 /// An object's key.
@@ -453,6 +459,105 @@ pub fn not_json(path: &str, what: &str) -> Violation {
     }
 }
 
+/// Compact JSON text of a backend's value, nested to any depth (open containers are kept on a
+/// stack of the writer's own, not the thread's), integers of any size exactly. None when the
+/// value holds what JSON cannot (a key that is not text, a value of another type, an integer
+/// whose digits the backend cannot give). NaN and infinity are written as null.
+pub fn json_text<T: Tree>(value: &T) -> Option<String> {
+    enum Open<T: Tree> {
+        Object(T::Entries),
+        Array(T::Items),
+    }
+    let mut out = String::new();
+    let mut open: Vec<(Open<T>, bool)> = Vec::new();
+    let mut next: Option<T> = None;
+    let mut first = Some(value);
+    loop {
+        let current = first.take().or(next.as_ref());
+        if let Some(value) = current {
+            let opened = match value.node() {
+                Node::Null => {
+                    out.push_str("null");
+                    None
+                }
+                Node::Bool(b) => {
+                    out.push_str(if b { "true" } else { "false" });
+                    None
+                }
+                Node::Str(text) => {
+                    push_json_string(&mut out, text);
+                    None
+                }
+                Node::Int(n) => {
+                    out.push_str(&n.to_string());
+                    None
+                }
+                Node::BigInt { .. } => {
+                    out.push_str(&value.digits()?);
+                    None
+                }
+                Node::Float(f) => {
+                    match Number::from_f64(f) {
+                        Some(n) => out.push_str(&n.to_string()),
+                        None => out.push_str("null"),
+                    }
+                    None
+                }
+                Node::Object(entries, _) => {
+                    out.push('{');
+                    Some(Open::Object(entries))
+                }
+                Node::Array(items) => {
+                    out.push('[');
+                    Some(Open::Array(items))
+                }
+                Node::NotJson(_) | Node::Other(_) => return None,
+            };
+            if let Some(opened) = opened {
+                open.push((opened, true));
+            }
+        }
+        next = None;
+        let Some((top, first_member)) = open.last_mut() else {
+            return Some(out);
+        };
+        let comma = !std::mem::replace(first_member, false);
+        match top {
+            Open::Object(entries) => match entries.next() {
+                Some((key, value)) => {
+                    if comma {
+                        out.push(',');
+                    }
+                    push_json_string(&mut out, key.text().ok()?);
+                    out.push(':');
+                    next = Some(value);
+                }
+                None => {
+                    out.push('}');
+                    open.pop();
+                }
+            },
+            Open::Array(items) => match items.next() {
+                Some(item) => {
+                    if comma {
+                        out.push(',');
+                    }
+                    next = Some(item.ok()?);
+                }
+                None => {
+                    out.push(']');
+                    open.pop();
+                }
+            },
+        }
+    }
+}
+
+fn push_json_string(out: &mut String, s: &str) {
+    // serde_json escapes exactly what JSON requires; writing to a String cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+}
+
 /// serde values: what the serde host and the fuzzers walk.
 impl<'a> Tree for &'a Value {
     type Key = &'a String;
@@ -547,6 +652,24 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn json_text_writes_any_depth_compactly() {
+        let value = json!({"a": [1, "x\"\n", {"b": null}], "c": 1.5, "d": true, "e": {}, "f": []});
+        let text = json_text(&&value).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), value);
+        assert!(!text.contains(' '));
+        let mut deep = json!(1);
+        for _ in 0..100_000 {
+            deep = Value::Array(vec![deep]);
+        }
+        let text = json_text(&&deep).unwrap();
+        assert_eq!(text.len(), 200_001);
+        // serde values drop deep nesting recursively: unwind it by hand.
+        while let Value::Array(mut items) = deep {
+            deep = items.pop().unwrap_or(Value::Null);
         }
     }
 

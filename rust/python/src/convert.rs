@@ -10,11 +10,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::dict::BoundDictIterator;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple,
-    PyType,
-};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyString, PyTuple, PyType};
 use toolmend_core::limits::may_hold_wide_integer;
 use toolmend_core::{Error, Limits};
 
@@ -241,98 +237,14 @@ pub(crate) fn orjson_dumps(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult
     let dumps = orjson(py, &ORJSON_DUMPS, "dumps")?;
     match dumps.call1((value,)) {
         Ok(bytes) => Ok(String::from_utf8_lossy(bytes.cast::<PyBytes>()?.as_bytes()).into_owned()),
-        Err(e) => json_text(value)?.ok_or(e),
+        Err(e) => json_text(value).ok_or(e),
     }
 }
 
-/// Compact JSON text of dicts (str keys), lists, tuples, str, int, float, bool and None, nested
-/// to any depth (integers of any size exactly): open containers are kept on a stack of their own,
-/// not the thread's. None for anything else (orjson's error says what). Floats as orjson writes
-/// them (NaN, inf: null).
-pub(crate) fn json_text(value: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
-    enum Open<'py> {
-        Object(BoundDictIterator<'py>, bool),
-        Array(Bound<'py, PyIterator>, bool),
-    }
-    let mut out = String::new();
-    let mut open: Vec<Open<'_>> = Vec::new();
-    let mut next = Some(value.clone());
-    loop {
-        if let Some(v) = next.take() {
-            if v.is_none() {
-                out.push_str("null");
-            } else if let Ok(b) = v.cast::<PyBool>() {
-                out.push_str(if b.is_true() { "true" } else { "false" });
-            } else if let Ok(s) = v.cast::<PyString>() {
-                let Ok(s) = s.to_str() else { return Ok(None) };
-                push_json_string(&mut out, s);
-            } else if v.is_instance_of::<PyInt>() {
-                match (v.extract::<i64>(), v.extract::<u64>()) {
-                    (Ok(i), _) => out.push_str(&i.to_string()),
-                    (_, Ok(u)) => out.push_str(&u.to_string()),
-                    // Past 64 bits: its digits as Python writes them (None past Python's own
-                    // limit on digits).
-                    _ => match v.str() {
-                        Ok(digits) => out.push_str(digits.to_str()?),
-                        Err(_) => return Ok(None),
-                    },
-                }
-            } else if let Ok(f) = v.cast::<PyFloat>() {
-                match serde_json::Number::from_f64(f.value()) {
-                    Some(n) => out.push_str(&n.to_string()),
-                    None => out.push_str("null"),
-                }
-            } else if let Ok(d) = v.cast::<PyDict>() {
-                out.push('{');
-                open.push(Open::Object(d.iter(), true));
-            } else if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
-                out.push('[');
-                open.push(Open::Array(v.try_iter()?, true));
-            } else {
-                return Ok(None);
-            }
-        }
-        let Some(top) = open.last_mut() else {
-            return Ok(Some(out));
-        };
-        match top {
-            Open::Object(entries, first) => match entries.next() {
-                Some((k, v)) => {
-                    let Ok(k) = k.cast::<PyString>().map(|k| k.to_str()) else {
-                        return Ok(None);
-                    };
-                    let Ok(k) = k else { return Ok(None) };
-                    if !std::mem::replace(first, false) {
-                        out.push(',');
-                    }
-                    push_json_string(&mut out, k);
-                    out.push(':');
-                    next = Some(v);
-                }
-                None => {
-                    out.push('}');
-                    open.pop();
-                }
-            },
-            Open::Array(items, first) => match items.next() {
-                Some(item) => {
-                    if !std::mem::replace(first, false) {
-                        out.push(',');
-                    }
-                    next = Some(item?);
-                }
-                None => {
-                    out.push(']');
-                    open.pop();
-                }
-            },
-        }
-    }
-}
-
-fn push_json_string(out: &mut String, s: &str) {
-    // serde_json escapes exactly what JSON requires; writing to a String cannot fail.
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+/// Compact JSON text of JSON-like Python values nested to any depth, integers of any size
+/// exactly (the core's writer); None for anything else (orjson's error says what).
+pub(crate) fn json_text(value: &Bound<'_, PyAny>) -> Option<String> {
+    toolmend_core::walk::json_text(&crate::wire::Obj(value.clone()))
 }
 
 /// orjson.loads(text) when what it built can stand: None when the text

@@ -2,6 +2,31 @@
 //! crate reads keyword options, releases the GIL around core work and converts results into
 //! Python values (result classes, exceptions).
 
+/// A result class whose constructor takes its fields in order (defaults as given) and keeps them
+/// as they are: the struct as written, and its `__new__`.
+macro_rules! record {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$field_meta:meta])* $field:ident: $ty:ty $(= $default:expr)?,)*
+        }
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$field_meta])* $field: $ty,)*
+        }
+
+        #[pymethods]
+        impl $name {
+            #[new]
+            #[pyo3(signature = ($($field $(= $default)?),*))]
+            fn py_new($($field: $ty),*) -> Self {
+                $name { $($field),* }
+            }
+        }
+    };
+}
+
 mod batch;
 mod convert;
 mod error;

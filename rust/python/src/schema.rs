@@ -498,7 +498,7 @@ impl<'py> GivenArguments for PyGiven<'_, 'py> {
     }
 
     fn json_text(&self) -> PyResult<Option<String>> {
-        json_text(self.args)
+        Ok(json_text(self.args))
     }
 
     fn value(&self, limits: &Limits) -> Result<Value, Violation> {

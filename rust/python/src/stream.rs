@@ -22,35 +22,16 @@ use crate::pipeline::{ParseResult, ToolCall, ToolCallError};
 use crate::schema::PyToolRegistry;
 use crate::wire::{plain, Obj, PyParser};
 
-/// One fragment of one tool call, for callers that read the wire themselves.
-#[pyclass(module = "toolmend", frozen, get_all)]
-#[derive(Clone)]
-pub struct ToolCallDelta {
-    index: usize,
-    id: Option<String>,
-    name: Option<String>,
-    arguments: Option<String>,
-    complete: bool,
-}
-
-#[pymethods]
-impl ToolCallDelta {
-    #[new]
-    #[pyo3(signature = (index=0, id=None, name=None, arguments=None, complete=false))]
-    fn new(
-        index: usize,
-        id: Option<String>,
-        name: Option<String>,
-        arguments: Option<String>,
-        complete: bool,
-    ) -> Self {
-        ToolCallDelta {
-            index,
-            id,
-            name,
-            arguments,
-            complete,
-        }
+record! {
+    /// One fragment of one tool call, for callers that read the wire themselves.
+    #[pyclass(module = "toolmend", frozen, get_all)]
+    #[derive(Clone)]
+    pub struct ToolCallDelta {
+        index: usize = 0,
+        id: Option<String> = None,
+        name: Option<String> = None,
+        arguments: Option<String> = None,
+        complete: bool = false,
     }
 }
 
@@ -161,34 +142,26 @@ impl ToolCallAccumulator {
     /// Takes one chunk (an OpenAI stream chunk or delta, an Ollama /api/chat line, raw bytes or
     /// text of either stream split anywhere, or a ToolCallDelta) and returns the events it caused.
     fn feed(&mut self, py: Python<'_>, chunk: &Bound<'_, PyAny>) -> PyResult<Vec<Py<StreamEvent>>> {
-        let mut events = Vec::new();
-        let views = &mut self.views;
-        let mut sink = |calls: &Accumulator, event: Event| {
-            events.push(untracked(py, stream_event(py, views, calls, event))?);
-            Ok(())
-        };
-        if let Ok(delta) = chunk.cast::<ToolCallDelta>() {
-            let d = delta.get();
-            let delta = Delta {
-                index: d.index,
-                id: d.id.clone(),
-                name: d.name.clone(),
-                arguments: d.arguments.clone(),
-                complete: d.complete,
-            };
-            self.reader.feed_delta(delta, &mut sink)?;
-        } else {
+        self.events(py, |reader, sink| {
+            if let Ok(delta) = chunk.cast::<ToolCallDelta>() {
+                let d = delta.get();
+                let delta = Delta {
+                    index: d.index,
+                    id: d.id.clone(),
+                    name: d.name.clone(),
+                    arguments: d.arguments.clone(),
+                    complete: d.complete,
+                };
+                return reader.feed_delta(delta, sink);
+            }
             // A dict, or an SDK's chunk or event object read as the dict of its fields.
             let value = plain(chunk.clone());
             if value.is_instance_of::<PyDict>() {
-                self.reader.feed_chunk(&Obj(value), &mut sink)?;
+                reader.feed_chunk(&Obj(value), sink)
             } else {
-                let bytes = input_bytes(chunk)?;
-                self.reader.feed_bytes(&bytes, &PyParser(py), &mut sink)?;
+                reader.feed_bytes(&input_bytes(chunk)?, &PyParser(py), sink)
             }
-        }
-        self.said_events(py, &mut events)?;
-        Ok(events)
+        })
     }
 
     /// Takes one decoded message of a stream, as httpx-sse's `sse.data` or an NDJSON line
@@ -199,16 +172,10 @@ impl ToolCallAccumulator {
         py: Python<'_>,
         data: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<Py<StreamEvent>>> {
-        let mut events = Vec::new();
-        let views = &mut self.views;
-        let mut sink = |calls: &Accumulator, event: Event| {
-            events.push(untracked(py, stream_event(py, views, calls, event))?);
-            Ok(())
-        };
         let bytes = input_bytes(data)?;
-        self.reader.feed_payload(&bytes, &PyParser(py), &mut sink)?;
-        self.said_events(py, &mut events)?;
-        Ok(events)
+        self.events(py, |reader, sink| {
+            reader.feed_payload(&bytes, &PyParser(py), sink)
+        })
     }
 
     /// Appends `text` to the arguments of the call at `index` (starting the call if it is new)
@@ -280,22 +247,15 @@ impl ToolCallAccumulator {
         if finish_reason.is_some_and(is_limit_reason) {
             self.cut_by_length = true;
         }
-        let mut events = Vec::new();
-        let views = &mut self.views;
-        let mut sink = |calls: &Accumulator, event: Event| {
-            events.push(untracked(py, stream_event(py, views, calls, event))?);
-            Ok(())
-        };
-        self.reader.end_bytes(&PyParser(py), &mut sink)?;
-        {
-            let registry = self.registry.as_ref().map(|r| r.borrow(py));
+        let registry = self.registry.as_ref().map(|r| r.clone_ref(py));
+        self.events(py, |reader, sink| {
+            reader.end_bytes(&PyParser(py), sink)?;
+            let registry = registry.as_ref().map(|r| r.borrow(py));
             let host = PyHost::new(py, registry.as_deref());
             let is_tool = known_tool(&host);
-            self.reader
-                .finish_text(is_tool.as_ref().map(|f| f as &dyn Fn(&str) -> bool));
-        }
-        self.said_events(py, &mut events)?;
-        Ok(events)
+            reader.finish_text(is_tool.as_ref().map(|f| f as &dyn Fn(&str) -> bool));
+            Ok(())
+        })
     }
 
     /// Token counts the stream sent, (prompt, completion), or None.
@@ -335,6 +295,9 @@ impl ToolCallAccumulator {
             .and_then(|json| python_objects(py, json.as_bytes()).ok()))
     }
 }
+
+/// What the core's stream reader reports each call event to.
+type EventSink<'a> = dyn FnMut(&Accumulator, Event) -> PyResult<()> + 'a;
 
 /// The Python event for a core event, read right after it: an "arguments" event carries the
 /// path the text ended in, from the live view caught up with it.
@@ -412,8 +375,22 @@ impl ToolCallAccumulator {
         ParseResult::from_pipeline(py, pipeline, text)
     }
 
-    /// An event for each thing the stream said besides its calls since the last one.
-    fn said_events(&mut self, py: Python<'_>, events: &mut Vec<Py<StreamEvent>>) -> PyResult<()> {
+    /// The events of what `read` gives the stream reader: those of the calls, as the core
+    /// reports them, then one for each thing the stream said besides its calls.
+    fn events(
+        &mut self,
+        py: Python<'_>,
+        read: impl FnOnce(&mut StreamReader, &mut EventSink<'_>) -> PyResult<()>,
+    ) -> PyResult<Vec<Py<StreamEvent>>> {
+        let mut events = Vec::new();
+        let views = &mut self.views;
+        read(
+            &mut self.reader,
+            &mut |calls: &Accumulator, event: Event| {
+                events.push(untracked(py, stream_event(py, views, calls, event))?);
+                Ok(())
+            },
+        )?;
         for said in self.reader.take_said() {
             let Some((kind, text)) = said.shown() else {
                 continue;
@@ -431,7 +408,7 @@ impl ToolCallAccumulator {
             };
             events.push(untracked(py, event)?);
         }
-        Ok(())
+        Ok(events)
     }
 }
 
@@ -544,21 +521,14 @@ impl TextCallParser {
     }
 }
 
-/// Reasoning out of streamed text: a think block's body, never text, never a call. With
-/// `was_text`, a lone reasoning closer came: `text` is everything before it, as written, and the
-/// text handed out so far was part of it (it belongs to the reasoning, not the answer).
-#[pyclass(module = "toolmend", frozen, get_all)]
-pub struct Reasoning {
-    text: String,
-    was_text: bool,
-}
-
-#[pymethods]
-impl Reasoning {
-    #[new]
-    #[pyo3(signature = (text, was_text=false))]
-    fn py_new(text: String, was_text: bool) -> Self {
-        Reasoning { text, was_text }
+record! {
+    /// Reasoning out of streamed text: a think block's body, never text, never a call. With
+    /// `was_text`, a lone reasoning closer came: `text` is everything before it, as written, and
+    /// the text handed out so far was part of it (it belongs to the reasoning, not the answer).
+    #[pyclass(module = "toolmend", frozen, get_all)]
+    pub struct Reasoning {
+        text: String,
+        was_text: bool = false,
     }
 }
 
@@ -568,22 +538,13 @@ impl Reasoning {
     }
 }
 
-/// At the end of streamed text: what was handed out as text held calls written without a marker
-/// (bare JSON, a pythonic list), which only the whole text tells apart from prose. `text` is the
-/// text without them, to stand instead of what was handed out; the calls come next.
-#[pyclass(module = "toolmend", frozen, get_all)]
-pub struct TextWithoutCalls {
-    text: String,
-}
-
-#[pymethods]
-impl TextWithoutCalls {
-    #[new]
-    fn py_new(text: String) -> Self {
-        TextWithoutCalls { text }
-    }
-
-    fn __repr__(&self) -> String {
-        format!("TextWithoutCalls(text={:?})", self.text)
+record! {
+    /// At the end of streamed text: what was handed out as text held calls written without a
+    /// marker (bare JSON, a pythonic list), which only the whole text tells apart from prose.
+    /// `text` is the text without them, to stand instead of what was handed out; the calls come
+    /// next.
+    #[pyclass(module = "toolmend", frozen, get_all)]
+    pub struct TextWithoutCalls {
+        text: String,
     }
 }

@@ -91,6 +91,11 @@ impl<'py> Tree for Obj<'py> {
             .unwrap_or_else(|_| "object".into());
         Node::Other(format!("a value of type {type_name}"))
     }
+
+    fn digits(&self) -> Option<String> {
+        // Past Python's own limit on digits, str() raises: no digits.
+        Some(self.0.str().ok()?.to_str().ok()?.to_owned())
+    }
 }
 
 #[inline(always)]

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMapping, PyString};
 use toolmend_core::wire::{
     read_unparsed_reply, reply_of, reply_of_text, JsonLike, Key, Parser, Reply,
@@ -16,52 +17,18 @@ use toolmend_core::Limits;
 use crate::convert::{input_bytes, orjson_dumps, python_objects, strict_objects};
 use crate::repair::LOADS_MAX_DEPTH;
 
-/// The member name as an interned Python string: a lookup hashes no new string.
-fn key<'py>(py: Python<'py>, key: Key) -> &'py Bound<'py, PyString> {
-    match key {
-        Key::Args => intern!(py, "args"),
-        Key::Arguments => intern!(py, "arguments"),
-        Key::CallId => intern!(py, "call_id"),
-        Key::Choices => intern!(py, "choices"),
-        Key::Content => intern!(py, "content"),
-        Key::ContentBlock => intern!(py, "content_block"),
-        Key::Delta => intern!(py, "delta"),
-        Key::Done => intern!(py, "done"),
-        Key::DoneReason => intern!(py, "done_reason"),
-        Key::Error => intern!(py, "error"),
-        Key::FinishReason => intern!(py, "finish_reason"),
-        Key::Function => intern!(py, "function"),
-        Key::Id => intern!(py, "id"),
-        Key::Index => intern!(py, "index"),
-        Key::Input => intern!(py, "input"),
-        Key::InvalidToolCalls => intern!(py, "invalid_tool_calls"),
-        Key::Item => intern!(py, "item"),
-        Key::Message => intern!(py, "message"),
-        Key::Name => intern!(py, "name"),
-        Key::Object => intern!(py, "object"),
-        Key::Output => intern!(py, "output"),
-        Key::OutputIndex => intern!(py, "output_index"),
-        Key::PartialJson => intern!(py, "partial_json"),
-        Key::Response => intern!(py, "response"),
-        Key::Role => intern!(py, "role"),
-        Key::Status => intern!(py, "status"),
-        Key::StopReason => intern!(py, "stop_reason"),
-        Key::Text => intern!(py, "text"),
-        Key::ToolCalls => intern!(py, "tool_calls"),
-        Key::Type => intern!(py, "type"),
-        Key::Usage => intern!(py, "usage"),
-        Key::PromptTokens => intern!(py, "prompt_tokens"),
-        Key::CompletionTokens => intern!(py, "completion_tokens"),
-        Key::PromptEvalCount => intern!(py, "prompt_eval_count"),
-        Key::EvalCount => intern!(py, "eval_count"),
-        Key::InputTokens => intern!(py, "input_tokens"),
-        Key::OutputTokens => intern!(py, "output_tokens"),
-        Key::Reasoning => intern!(py, "reasoning"),
-        Key::ReasoningContent => intern!(py, "reasoning_content"),
-        Key::Thinking => intern!(py, "thinking"),
-        Key::Summary => intern!(py, "summary"),
-        Key::Detail => intern!(py, "detail"),
-    }
+static KEYS: PyOnceLock<Vec<Py<PyString>>> = PyOnceLock::new();
+
+/// The member name as an interned Python string, made once per interpreter: a lookup hashes no
+/// new string.
+fn key(py: Python<'_>, key: Key) -> &Bound<'_, PyString> {
+    let keys = KEYS.get_or_init(py, || {
+        Key::ALL
+            .iter()
+            .map(|k| PyString::intern(py, k.as_str()).unbind())
+            .collect()
+    });
+    keys[key as usize].bind(py)
 }
 
 /// A Python object as the core reads JSON-like values (a newtype: the trait and `Bound` are

@@ -304,7 +304,7 @@ impl StreamReader {
     pub fn feed_delta<E>(
         &mut self,
         delta: Delta,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), E>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), E> + ?Sized),
     ) -> Result<(), E> {
         let events = self.calls.feed(delta);
         self.emit(events, sink)
@@ -315,7 +315,7 @@ impl StreamReader {
     pub fn feed_chunk<V: JsonLike>(
         &mut self,
         chunk: &V,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), V::Error> + ?Sized),
     ) -> Result<(), V::Error> {
         if let Some(message) = provider_error(chunk)? {
             self.say(Said::ProviderError(message));
@@ -391,7 +391,7 @@ impl StreamReader {
         &mut self,
         payload: &[u8],
         parser: &P,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>> + ?Sized),
     ) -> Result<(), ErrorOf<P::Value>> {
         self.framed = true;
         let payload = payload.trim_ascii();
@@ -408,7 +408,7 @@ impl StreamReader {
         &mut self,
         bytes: &[u8],
         parser: &P,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>> + ?Sized),
     ) -> Result<(), ErrorOf<P::Value>> {
         self.framed = true;
         // The framer is moved out while it hands lines to the reader (both are `self`).
@@ -422,7 +422,7 @@ impl StreamReader {
     pub fn end_bytes<P: Parser>(
         &mut self,
         parser: &P,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>> + ?Sized),
     ) -> Result<(), ErrorOf<P::Value>> {
         let mut lines = std::mem::take(&mut self.lines);
         let done = lines.finish(|frame| self.frame(frame, parser, sink));
@@ -436,7 +436,7 @@ impl StreamReader {
         &mut self,
         frame: Frame<'_>,
         parser: &P,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>> + ?Sized),
     ) -> Result<(), ErrorOf<P::Value>> {
         let line = match frame {
             Frame::Line(line) => line,
@@ -487,7 +487,7 @@ impl StreamReader {
         &mut self,
         payload: &[u8],
         parser: &P,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>> + ?Sized),
     ) -> Result<bool, ErrorOf<P::Value>> {
         if let Some(chunk) = openai::read_chunk(payload) {
             for choice in chunk.choices {
@@ -533,7 +533,7 @@ impl StreamReader {
     fn read_held<P: Parser>(
         &mut self,
         parser: &P,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>> + ?Sized),
     ) -> Result<(), ErrorOf<P::Value>> {
         if self.held_ends.len() < 2 {
             self.held.clear();
@@ -555,7 +555,7 @@ impl StreamReader {
     fn read_held_alone<P: Parser>(
         &mut self,
         parser: &P,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), ErrorOf<P::Value>> + ?Sized),
     ) -> Result<(), ErrorOf<P::Value>> {
         let held = std::mem::take(&mut self.held);
         let ends = std::mem::take(&mut self.held_ends);
@@ -578,7 +578,7 @@ impl StreamReader {
 
     fn end_of_turn<E>(
         &mut self,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), E>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), E> + ?Sized),
     ) -> Result<(), E> {
         if !self.so_far.ended {
             self.say(Said::End);
@@ -590,7 +590,7 @@ impl StreamReader {
     fn emit<E>(
         &self,
         events: Vec<Event>,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), E>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), E> + ?Sized),
     ) -> Result<(), E> {
         events
             .into_iter()
@@ -734,7 +734,7 @@ impl StreamReader {
     fn feed_deltas<V: JsonLike>(
         &mut self,
         delta: &V,
-        sink: &mut impl FnMut(&Accumulator, Event) -> Result<(), V::Error>,
+        sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), V::Error> + ?Sized),
     ) -> Result<(), V::Error> {
         let Some(calls) = delta.get(Key::ToolCalls).and_then(|c| c.items()) else {
             return Ok(());

@@ -557,3 +557,13 @@ fn anthropic_and_responses_streams_say_their_token_counts() {
     ];
     assert_eq!(read(&responses), (Some((9, 4)), None, "Hi.".into()));
 }
+
+#[test]
+fn every_key_stands_at_its_own_place_with_its_own_name() {
+    let names: std::collections::HashSet<_> = Key::ALL.iter().map(|k| k.as_str()).collect();
+    assert_eq!(names.len(), Key::ALL.len());
+    for (i, key) in Key::ALL.iter().enumerate() {
+        assert_eq!(*key as usize, i);
+    }
+    assert_eq!(Key::ALL[Key::ToolCalls as usize].as_str(), "tool_calls");
+}

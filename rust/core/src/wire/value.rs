@@ -9,100 +9,70 @@ use std::convert::Infallible;
 use serde_json::Value;
 
 /// The member names the wire shapes are read by. A closed set, so a backend can keep each name
-/// ready (the binding interns them: a lookup hashes no new string).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Key {
-    Args,
-    Arguments,
-    CallId,
-    Choices,
-    Content,
-    ContentBlock,
-    Delta,
-    Detail,
-    Done,
-    DoneReason,
-    Error,
-    FinishReason,
-    Function,
-    Id,
-    Index,
-    Input,
-    InvalidToolCalls,
-    Item,
-    Message,
-    Name,
-    Object,
-    Output,
-    OutputIndex,
-    PartialJson,
-    Reasoning,
-    ReasoningContent,
-    Response,
-    Role,
-    Status,
-    StopReason,
-    Summary,
-    Text,
-    Thinking,
-    ToolCalls,
-    Type,
-    Usage,
-    PromptTokens,
-    CompletionTokens,
-    PromptEvalCount,
-    EvalCount,
-    InputTokens,
-    OutputTokens,
+/// ready (the binding interns them once, in `Key::ALL`'s order: a lookup hashes no new string).
+macro_rules! keys {
+    ($($key:ident => $name:literal,)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Key {
+            $($key,)*
+        }
+
+        impl Key {
+            /// Every key, in declaration order: `ALL[k as usize] == k`.
+            pub const ALL: &'static [Key] = &[$(Key::$key,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Key::$key => $name,)*
+                }
+            }
+        }
+    };
 }
 
-impl Key {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Key::Args => "args",
-            Key::Arguments => "arguments",
-            Key::CallId => "call_id",
-            Key::Choices => "choices",
-            Key::Content => "content",
-            Key::ContentBlock => "content_block",
-            Key::Delta => "delta",
-            Key::Detail => "detail",
-            Key::Done => "done",
-            Key::DoneReason => "done_reason",
-            Key::Error => "error",
-            Key::FinishReason => "finish_reason",
-            Key::Function => "function",
-            Key::Id => "id",
-            Key::Index => "index",
-            Key::Input => "input",
-            Key::InvalidToolCalls => "invalid_tool_calls",
-            Key::Item => "item",
-            Key::Message => "message",
-            Key::Name => "name",
-            Key::Object => "object",
-            Key::Output => "output",
-            Key::OutputIndex => "output_index",
-            Key::PartialJson => "partial_json",
-            Key::Reasoning => "reasoning",
-            Key::ReasoningContent => "reasoning_content",
-            Key::Response => "response",
-            Key::Role => "role",
-            Key::Status => "status",
-            Key::StopReason => "stop_reason",
-            Key::Summary => "summary",
-            Key::Text => "text",
-            Key::Thinking => "thinking",
-            Key::ToolCalls => "tool_calls",
-            Key::Type => "type",
-            Key::Usage => "usage",
-            Key::PromptTokens => "prompt_tokens",
-            Key::CompletionTokens => "completion_tokens",
-            Key::PromptEvalCount => "prompt_eval_count",
-            Key::EvalCount => "eval_count",
-            Key::InputTokens => "input_tokens",
-            Key::OutputTokens => "output_tokens",
-        }
-    }
+keys! {
+    Args => "args",
+    Arguments => "arguments",
+    CallId => "call_id",
+    Choices => "choices",
+    Content => "content",
+    ContentBlock => "content_block",
+    Delta => "delta",
+    Detail => "detail",
+    Done => "done",
+    DoneReason => "done_reason",
+    Error => "error",
+    FinishReason => "finish_reason",
+    Function => "function",
+    Id => "id",
+    Index => "index",
+    Input => "input",
+    InvalidToolCalls => "invalid_tool_calls",
+    Item => "item",
+    Message => "message",
+    Name => "name",
+    Object => "object",
+    Output => "output",
+    OutputIndex => "output_index",
+    PartialJson => "partial_json",
+    Reasoning => "reasoning",
+    ReasoningContent => "reasoning_content",
+    Response => "response",
+    Role => "role",
+    Status => "status",
+    StopReason => "stop_reason",
+    Summary => "summary",
+    Text => "text",
+    Thinking => "thinking",
+    ToolCalls => "tool_calls",
+    Type => "type",
+    Usage => "usage",
+    PromptTokens => "prompt_tokens",
+    CompletionTokens => "completion_tokens",
+    PromptEvalCount => "prompt_eval_count",
+    EvalCount => "eval_count",
+    InputTokens => "input_tokens",
+    OutputTokens => "output_tokens",
 }
 
 /// A JSON-like value as the wire and the pipeline read it. Reads never fail except where a
