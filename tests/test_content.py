@@ -35,6 +35,9 @@ def test_separates_text_and_calls() -> None:
         (f"See: <tool_call>{READ}</tool_call><b>bold</b>", "See:", "<b>bold</b>"),
         (f"<b>x</b><tool_call>{READ}</tool_call>", "<b>x</b>", ""),
         (f"Same <tool_call>{READ}</tool_call> Same", "Same", "Same"),
+        # Indices are the str's (characters), not bytes of UTF-8.
+        (f"Café ☕ <tool_call>{READ}</tool_call> fin é", "Café ☕", "fin é"),
+        (f"<think>plan é</think>Go <tool_call>{READ}</tool_call> ok", "Go", "ok"),
     ],
 )
 def test_text_before_and_after(content: str, before: str, after: str) -> None:
@@ -46,6 +49,18 @@ def test_content_without_calls_is_all_text_before() -> None:
     split = split_content("  Just an answer, no calls.  ")
     assert split == ParsedContent("Just an answer, no calls.", "", "Just an answer, no calls.", (), ())
     assert not split.has_tool_calls
+
+
+def test_calls_before_a_lone_reasoning_closer_were_reasoning() -> None:
+    split = split_content(f"<tool_call>{READ}</tool_call> maybe read it</think>The answer.")
+    assert split == ParsedContent("The answer.", "", "The answer.", (), ())
+
+
+def test_many_calls_are_read_once() -> None:
+    """The split comes from the one reading (a text with thousands of calls is not read again per call)."""
+    content = "Start. " + " and ".join(f"<tool_call>{READ}</tool_call>" for _ in range(2000)) + " End."
+    split = split_content(content)
+    assert (split.text_before, split.text_after, len(split.calls)) == ("Start.", "End.", 2000)
 
 
 def test_a_refused_call_still_splits_the_text() -> None:

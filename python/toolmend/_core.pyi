@@ -491,6 +491,10 @@ class ParseResult:
     @property
     def ok(self) -> bool:
         """True when no call failed."""
+    @property
+    def _calls_at(self) -> tuple[int, int] | None:
+        """Where the calls written in the text were cut out of `text`: the first and the last (str
+        indices), for `split_content`; None when the text held none."""
 
 def check_call(
     name: Any,

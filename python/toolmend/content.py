@@ -1,10 +1,8 @@
 """A reply's content split around the calls written in it (seed 001's ``SplitContent``): the text before the
 first call, the text after the last, the whole text without calls, and the calls.
 
-The core reads the calls and cuts them out of the text (``parse_response``); it does not say where each call stood.
-The text before the first call is where the content and its text without calls start alike, and the text after
-the last where they end alike: a call's text is never part of the text, so the two part ways at the first call
-and meet again after the last one.
+The core reads the calls once and cuts them out of the text (``parse_response``), noting where the first call and
+the last one were cut: the text before the first and after the last are the text's two ends from there.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolmend._core import ToolCall, ToolCallError
-from toolmend.response import TextCalls, parse_response, read_reply
+from toolmend.response import TextCalls, parse_response
 
 __all__ = ["ParsedContent", "split_content"]
 
@@ -44,53 +42,12 @@ def split_content(
     options = {"text_calls": text_calls, **limits}
     result = parse_response(_message(content), registry, correlation_id=correlation_id, **options)
     text = result.text
-    found = len(result.calls) + len(result.errors)
-    if not found:
+    if result._calls_at is None:
         return ParsedContent(text, "", text, result.calls, result.errors)
-    body = content.strip()  # as the text is
-
-    def holds_every_call(piece: str) -> bool:
-        again = read_reply(_message(piece), registry, **options)
-        return len(again.calls) + len(again.errors) == found
-
-    # The two part ways at the first call's first character, unless the text after that call starts with the
-    # same characters as the call ("<b>" after "<tool_call>"): then the rest from there no longer holds every
-    # call, and the start steps back.
-    start = _common_start(body, text)
-    while start and not holds_every_call(body[start:]):
-        start -= 1
-    end = _common_end(body, text, len(text) - start)
-    while end and not holds_every_call(body[: len(body) - end]):
-        end -= 1
-    return ParsedContent(
-        text[:start].strip(), text[len(text) - end :].strip() if end else "", text, result.calls, result.errors
-    )
+    # Where the reader cut the first call and the last one out of the text.
+    first, last = result._calls_at
+    return ParsedContent(text[:first].strip(), text[last:].strip(), text, result.calls, result.errors)
 
 
 def _message(content: str) -> dict[str, Any]:
     return {"message": {"role": "assistant", "content": content}}
-
-
-def _common_start(a: str, b: str) -> int:
-    """How many characters ``a`` and ``b`` start alike: a binary search over slices compared in C, not a loop
-    over characters in Python."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_end(a: str, b: str, most: int) -> int:
-    """How many characters ``a`` and ``b`` end alike, at most ``most`` (what the start left of ``b``)."""
-    lo, hi = 0, min(len(a), len(b), most)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[len(a) - mid :] == b[len(b) - mid :]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo

@@ -274,6 +274,9 @@ pub struct ParseResult {
     /// The model's reasoning: the reply's reasoning fields and think blocks, never in `text`,
     /// never a source of calls.
     reasoning: String,
+    /// Where the calls written in the text were cut out of `text`, the first and the last
+    /// (indices into the str), for `split_content`; None when it held none.
+    _calls_at: Option<(usize, usize)>,
 }
 
 #[pymethods]
@@ -298,6 +301,7 @@ impl ParseResult {
             quoted,
             notes: PyTuple::new(py, notes)?.unbind(),
             reasoning,
+            _calls_at: None,
         })
     }
 }
@@ -326,6 +330,11 @@ impl ParseResult {
             .collect::<PyResult<Vec<_>>>()?;
         let errors = all_untracked(py, errors)?;
         let ok = errors.is_empty();
+        // Python indexes a str by character.
+        let index = |byte: usize| said.text.get(..byte).unwrap_or(&said.text).chars().count();
+        let calls_at = said
+            .calls_at
+            .map(|(first, last)| (index(first), index(last)));
         let result = ParseResult {
             calls: PyTuple::new(py, calls)?.unbind(),
             errors: PyTuple::new(py, errors)?.unbind(),
@@ -334,6 +343,7 @@ impl ParseResult {
             quoted,
             notes,
             reasoning: said.reasoning,
+            _calls_at: calls_at,
         };
         untracked(py, result)
     }

@@ -369,6 +369,7 @@ impl ToolCallAccumulator {
             true => MessageText {
                 text: said.text().to_owned(),
                 reasoning: said.reasoning().to_owned(),
+                calls_at: None,
             },
             false => MessageText::default(),
         };

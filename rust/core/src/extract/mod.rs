@@ -92,6 +92,9 @@ pub struct TextCalls {
     pub quoted: usize,
     /// Where those stood and why they were not taken (the first 64), in the order found.
     pub notes: Vec<Note>,
+    /// Where the first call and the last one were cut out of `text` (byte offsets in it): the
+    /// text before the calls and the text after them. None when no call was cut out.
+    pub calls_at: Option<(usize, usize)>,
 }
 
 /// Checks a tool name in the order of the pipeline under the default rule: empty (TLP-002),
@@ -185,6 +188,12 @@ fn read_text(
     }
     let text = out.result.text.trim();
     if text.len() != out.result.text.len() {
+        let lead = out.result.text.len() - out.result.text.trim_start().len();
+        let at = |cut: usize| cut.saturating_sub(lead).min(text.len());
+        out.result.calls_at = out
+            .result
+            .calls_at
+            .map(|(first, last)| (at(first), at(last)));
         out.result.text = text.to_string();
     }
     let reasoning = out.result.reasoning.trim();
@@ -298,6 +307,7 @@ impl Output<'_> {
                 // All so far was reasoning, as written: its text, and the calls it seemed to
                 // make (no reasoning block came before a lone closer).
                 self.result.text.clear();
+                self.result.calls_at = None;
                 self.result.reasoning = self.content[..seg.start].to_string();
                 // Counted as quoted markers are: JSON in bare prose is not counted.
                 let calls = std::mem::take(&mut self.result.calls);
@@ -338,7 +348,7 @@ impl Output<'_> {
                     _ => quoted,
                 };
                 match calls {
-                    Some(calls) if quoted.is_none() => self.result.calls.extend(calls),
+                    Some(calls) if quoted.is_none() => self.cut_out(calls),
                     Some(calls) => {
                         for call in &calls {
                             self.note(call.position, quoted.unwrap_or_default());
@@ -355,6 +365,16 @@ impl Output<'_> {
                 }
             }
         }
+    }
+
+    /// Calls cut out of the text where it stands now.
+    fn cut_out(&mut self, calls: Vec<FoundCall>) {
+        if !calls.is_empty() {
+            let at = self.result.text.len();
+            let first = self.result.calls_at.map_or(at, |(first, _)| first);
+            self.result.calls_at = Some((first, at));
+        }
+        self.result.calls.extend(calls);
     }
 
     fn note(&mut self, position: usize, reason: &'static str) {
@@ -390,7 +410,7 @@ impl Output<'_> {
     fn time_out(&mut self, position: usize) {
         if !self.timed_out {
             self.timed_out = true;
-            self.result.calls.push(self.clock.timeout(position));
+            self.cut_out(vec![self.clock.timeout(position)]);
         }
     }
 
@@ -458,7 +478,7 @@ impl Output<'_> {
                 skip_to = close;
                 if !calls.is_empty() {
                     self.result.text.push_str(&content[kept..open]);
-                    self.result.calls.extend(calls);
+                    self.cut_out(calls);
                     kept = close;
                 }
             }

@@ -1459,3 +1459,41 @@ fn the_new_reply_formats_read_the_same_streamed() {
         }
     }
 }
+
+#[test]
+fn the_text_says_where_the_first_and_last_calls_were_cut_out() {
+    let read = r#"{"name": "read_file", "arguments": {"path": "a"}}"#;
+    let cut = |content: &str| {
+        let found = calls(content);
+        found.calls_at.map(|(first, last)| {
+            (
+                found.text[..first].to_owned(),
+                found.text[last..].to_owned(),
+            )
+        })
+    };
+    let before_after = |a: &str, b: &str| Some((a.to_owned(), b.to_owned()));
+    assert_eq!(
+        cut(&format!(
+            "  Café <tool_call>{read}</tool_call> mid <tool_call>{read}</tool_call> fin é "
+        )),
+        before_after("Café ", " fin é")
+    );
+    assert_eq!(
+        cut(&format!("<tool_call>{read}</tool_call>")),
+        before_after("", "")
+    );
+    assert_eq!(cut(&format!("[TOOL_CALLS][{read}]")), before_after("", ""));
+    assert_eq!(
+        cut(&format!("Sure.\n\n{read}")),
+        None,
+        "JSON amid prose, no registry"
+    );
+    assert_eq!(cut(read), before_after("", ""));
+    assert_eq!(cut("No call here."), None);
+    // Calls before a lone reasoning closer were reasoning: none was cut out of the answer.
+    assert_eq!(
+        cut(&format!("<tool_call>{read}</tool_call> plan</think>Answer")),
+        None
+    );
+}

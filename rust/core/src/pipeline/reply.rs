@@ -14,6 +14,9 @@ use super::{Arguments, Candidate, CheckedCall, Failure, Host, Pipeline, Rejected
 pub struct MessageText {
     pub text: String,
     pub reasoning: String,
+    /// Where the calls written in the text were cut out of it: the first and the last (byte
+    /// offsets in `text`); None when the text held none.
+    pub calls_at: Option<(usize, usize)>,
 }
 
 /// Checks a reply's calls, choice by choice (see [`check_message`]); a provider's error or a
@@ -82,14 +85,15 @@ pub fn check_message<H: Host>(
     let mut reasoning = message.reasoning;
     let Some(content) = message.content else {
         return Ok(MessageText {
-            text: String::new(),
             reasoning: reasoning.unwrap_or_default(),
+            ..MessageText::default()
         });
     };
     if content.is_empty() || (formats == Formats::NONE && !may_hold_reasoning(&content)) {
         return Ok(MessageText {
             text: content,
             reasoning: reasoning.unwrap_or_default(),
+            calls_at: None,
         });
     }
     let host = pipeline.host();
@@ -109,6 +113,7 @@ pub fn check_message<H: Host>(
     Ok(MessageText {
         text: found.text,
         reasoning: reasoning.unwrap_or_default(),
+        calls_at: found.calls_at,
     })
 }
 
