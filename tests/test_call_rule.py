@@ -199,6 +199,25 @@ def test_no_call_is_dropped_after_quoting_like_text(mention: str) -> None:
         assert [(c.name, c.arguments) for c in result.calls] == [("search_docs", {"query": "x"})], (mention, between)
 
 
+@pytest.mark.parametrize(
+    ("text", "calls", "left"),
+    [
+        ("Wrap your calls in <tool_calls> tags, like the docs say.", 0, "Wrap your calls in <tool_calls> tags, like the docs say."),
+        ("End them with </tool_calls>, then stop.", 0, "End them with </tool_calls>, then stop."),
+        ('Sure.<tool_calls><tool_call>{"name": "search_docs", "arguments": {"query": "x"}}</tool_call></tool_calls>', 1, "Sure."),
+        ('<tool_calls>\n<tool_call>{"name": "search_docs", "arguments": {"query": "x"}}</tool_call>\n</tool_calls>', 1, ""),
+    ],
+)
+def test_a_wrapper_tag_named_in_prose_stays_in_the_text(text: str, calls: int, left: str) -> None:
+    """`<tool_calls>` wraps calls where calls follow it; named in a sentence it is the sentence's."""
+    result = parse_response(text, REG)
+    assert (len(result.calls), result.text) == (calls, left)
+    parser = toolmend.TextCallParser(REG)
+    items = [item for piece in text for item in parser.feed(piece)] + parser.flush()
+    assert "".join(i for i in items if isinstance(i, str)).strip() == left
+    assert sum(isinstance(i, toolmend.ToolCall) for i in items) == calls
+
+
 FENCED = '```json\n{"name": "search_docs", "arguments": {"query": "x"}}\n```'
 
 

@@ -220,6 +220,8 @@ pub(super) struct Engine {
     fence: Option<Candidacy>,
     /// A reasoning block was opened or closed: a closer after this is no lone closer.
     pub reasoning_seen: bool,
+    /// A wrapper tag (`<tool_calls>`) was taken as one and its closer has not come.
+    wrapper_open: bool,
     markers: MarkerCache,
     /// Call markers seen in quoted text.
     pub quoted: usize,
@@ -246,6 +248,7 @@ impl Engine {
             seen_prose: false,
             fence: None,
             reasoning_seen: false,
+            wrapper_open: false,
             markers: MarkerCache::default(),
             quoted: 0,
             notes: Vec::new(),
@@ -652,6 +655,29 @@ impl Engine {
         }
         match format.body {
             Body::Strip => {
+                if is_plain_tag(format.open) && matches!(self.line, Line::Plain) && self.seen_prose
+                {
+                    // A wrapper tag named amid prose ("wrap them in <tool_calls> tags") is text:
+                    // it wraps calls only when a call follows it (or, a closer, when it closes
+                    // one that did).
+                    let wraps = if format.open.starts_with("</") {
+                        Some(self.wrapper_open)
+                    } else {
+                        call_follows(cx, e)
+                    };
+                    match wraps {
+                        None => return false,
+                        Some(false) => {
+                            self.put(cx, Kind::Prose, s, e, how, out);
+                            self.pos = e;
+                            return true;
+                        }
+                        Some(true) => {}
+                    }
+                }
+                if is_plain_tag(format.open) {
+                    self.wrapper_open = !format.open.starts_with("</");
+                }
                 let how = How {
                     fenced: self.in_fence(),
                     ..ASIDE
@@ -1200,6 +1226,28 @@ impl Engine {
 /// Whether Functionary's `>>>` at `e` opens a call: a name, the line's end, then an object
 /// (`>>>NAME\n{...}`). Anything else is text read on, so that a call after it is not swallowed
 /// by a block that holds none. None: the text so far cannot tell.
+/// A marker written as a plain tag (`<tool_calls>`), which prose may name, unlike a special
+/// token (`<|tool_calls_section_begin|>`).
+fn is_plain_tag(marker: &str) -> bool {
+    let name = marker
+        .strip_prefix("</")
+        .or_else(|| marker.strip_prefix('<'));
+    name.is_some_and(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
+}
+
+/// Whether what follows `e`, past blanks, starts a call (markup, an object or a list); None
+/// while the text that says has not come.
+fn call_follows(cx: &Cx, e: usize) -> Option<bool> {
+    /// How far to look: a wrapper is followed by its calls, not by a paragraph first.
+    const LOOK: usize = 64;
+    let rest = &cx.b[e - cx.base..];
+    match rest.iter().take(LOOK).find(|b| !b.is_ascii_whitespace()) {
+        Some(b) => Some(matches!(b, b'<' | b'{' | b'[')),
+        None if cx.at_end || rest.len() >= LOOK => Some(false),
+        None => None,
+    }
+}
+
 fn arrow_opens_a_call(cx: &Cx, e: usize) -> Option<bool> {
     /// How far to look: a longer name, or a longer gap before the object, is no call.
     const LOOK: usize = 128;

@@ -1497,3 +1497,53 @@ fn the_text_says_where_the_first_and_last_calls_were_cut_out() {
         None
     );
 }
+
+#[test]
+fn a_wrapper_tag_named_in_prose_is_text_and_one_around_calls_is_not() {
+    let read = r#"{"name": "read_file", "arguments": {"path": "a"}}"#;
+    let cases = [
+        (
+            "Wrap your calls in <tool_calls> tags, like the docs say.",
+            0,
+            "Wrap your calls in <tool_calls> tags, like the docs say.",
+        ),
+        (
+            "Close them with </tool_calls> at the end.",
+            0,
+            "Close them with </tool_calls> at the end.",
+        ),
+        (
+            "Use <tool_calls> and </tool_calls> around them.",
+            0,
+            "Use <tool_calls> and </tool_calls> around them.",
+        ),
+        (
+            &*format!("Sure.<tool_calls><tool_call>{read}</tool_call></tool_calls>"),
+            1,
+            "Sure.",
+        ),
+        (
+            &*format!("Sure. <tool_calls>\n<tool_call>{read}</tool_call>\n</tool_calls> Done."),
+            1,
+            "Sure. \n\n Done.",
+        ),
+        (
+            &*format!("<tool_calls>\n<tool_call>{read}</tool_call>\n</tool_calls>"),
+            1,
+            "",
+        ),
+        // Special tokens are never prose: stripped wherever they stand.
+        ("Begin <|tool_calls_section_begin|> end.", 0, "Begin  end."),
+    ];
+    for (text, n, left) in cases {
+        let whole = calls(text);
+        assert_eq!(
+            (whole.calls.len(), whole.text.as_str()),
+            (n, left.trim()),
+            "{text}"
+        );
+        let (streamed_calls, shown) = streamed(text);
+        assert_eq!(streamed_calls.len(), n, "{text}");
+        assert_eq!(shown.trim(), whole.text, "{text}");
+    }
+}
