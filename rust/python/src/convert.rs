@@ -318,27 +318,61 @@ const INEXACT_INTEGERS_FROM: f64 = 9_223_372_036_854_775_808.0;
 /// bounded by `room`.
 unsafe fn objects_stand(obj: *mut ffi::PyObject, room: usize, whole_big_double: &mut bool) -> bool {
     unsafe {
-        if ffi::PyFloat_CheckExact(obj) != 0 {
-            let f = ffi::PyFloat_AsDouble(obj);
-            *whole_big_double |= f.abs() >= INEXACT_INTEGERS_FROM && f.fract() == 0.0;
-            f.is_finite()
-        } else if ffi::PyDict_CheckExact(obj) != 0 {
-            if room == 0 {
-                return false;
-            }
+        match value_kind(obj) {
+            Kind::Float => float_stands(obj, whole_big_double),
+            Kind::Container => room > 0 && members_stand(obj, room, whole_big_double),
+            Kind::Other => true,
+        }
+    }
+}
+
+enum Kind {
+    Float,
+    Container,
+    Other,
+}
+
+/// What an object orjson built is, by its exact type (one pointer read).
+unsafe fn value_kind(obj: *mut ffi::PyObject) -> Kind {
+    unsafe {
+        let t = ffi::Py_TYPE(obj);
+        if t == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+            Kind::Float
+        } else if t == std::ptr::addr_of_mut!(ffi::PyDict_Type)
+            || t == std::ptr::addr_of_mut!(ffi::PyList_Type)
+        {
+            Kind::Container
+        } else {
+            Kind::Other
+        }
+    }
+}
+
+unsafe fn float_stands(obj: *mut ffi::PyObject, whole_big_double: &mut bool) -> bool {
+    let f = unsafe { ffi::PyFloat_AsDouble(obj) };
+    *whole_big_double |= f.abs() >= INEXACT_INTEGERS_FROM && f.fract() == 0.0;
+    f.is_finite()
+}
+
+/// The members of a dict or list at `room` levels (at least one): scalars are looked at where
+/// they stand, with no call each (most members are scalars); containers nest one level down.
+unsafe fn members_stand(obj: *mut ffi::PyObject, room: usize, whole_big_double: &mut bool) -> bool {
+    unsafe {
+        let mut member = |item: *mut ffi::PyObject| match value_kind(item) {
+            Kind::Float => float_stands(item, whole_big_double),
+            Kind::Container => room > 1 && members_stand(item, room - 1, whole_big_double),
+            Kind::Other => true,
+        };
+        if ffi::PyDict_CheckExact(obj) != 0 {
             let (mut pos, mut key, mut item) = (0, std::ptr::null_mut(), std::ptr::null_mut());
             while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut item) != 0 {
-                if !objects_stand(item, room - 1, whole_big_double) {
+                if !member(item) {
                     return false;
                 }
             }
             true
-        } else if ffi::PyList_CheckExact(obj) != 0 {
-            room > 0
-                && (0..ffi::PyList_Size(obj))
-                    .all(|i| objects_stand(ffi::PyList_GetItem(obj, i), room - 1, whole_big_double))
         } else {
-            true
+            (0..ffi::PyList_Size(obj)).all(|i| member(ffi::PyList_GetItem(obj, i)))
         }
     }
 }

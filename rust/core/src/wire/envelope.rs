@@ -206,7 +206,9 @@ pub fn provider_error<V: JsonLike>(reply: &V) -> Result<Option<String>, V::Error
     let answered = [Key::Choices, Key::Message, Key::Output]
         .into_iter()
         .any(|k| reply.get(k).is_some_and(|v| v.is_truthy()));
-    if let (Some(error), false) = (reply.get(Key::Error), answered) {
+    // A reply that answered is no error reply: its `error` and `detail` are not looked up
+    // (every chunk of a stream comes here).
+    if let Some(error) = (!answered).then(|| reply.get(Key::Error)).flatten() {
         return error_message(&error).map(Some);
     }
     if reply
@@ -216,7 +218,7 @@ pub fn provider_error<V: JsonLike>(reply: &V) -> Result<Option<String>, V::Error
     {
         return error_message(reply).map(Some);
     }
-    if let (Some(detail), false) = (reply.get(Key::Detail), answered) {
+    if let Some(detail) = (!answered).then(|| reply.get(Key::Detail)).flatten() {
         if !MESSAGE_KEYS.into_iter().any(|k| reply.has(k)) && !reply.has(Key::Choices) {
             return error_message(&detail).map(Some);
         }
