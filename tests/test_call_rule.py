@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import toolmend
@@ -275,6 +275,7 @@ OBJECTS = st.dictionaries(st.sampled_from(["city", "path", "n"]), st.one_of(st.t
 @settings(max_examples=60, deadline=None)
 @given(a=OBJECTS, b=OBJECTS, sep=st.sampled_from(["", " ", "\n"]))
 def test_glued_objects_are_never_merged(a: dict[str, Any], b: dict[str, Any], sep: str) -> None:
+    assume(a != b)  # the same object again is a repeat (below)
     glued = json.dumps(a, separators=(",", ":")) + sep + json.dumps(b, separators=(",", ":"))
     whole = parse_response({"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"name": "get_weather", "arguments": glued}}]}}]})
     assert whole.calls == () and [e.code for e in whole.errors] == ["TLP-004"], glued
@@ -285,6 +286,40 @@ def test_glued_objects_are_never_merged(a: dict[str, Any], b: dict[str, Any], se
     named = parse_response("[TOOL_CALLS]get_weather[ARGS]" + glued)
     assert named.calls == () and [e.code for e in named.errors] == ["TLP-004"], glued
     assert toolmend.loads(glued) == [a, b]
+
+
+WEATHER = ToolRegistry.from_tools([_tool("get_weather", city="string")])
+
+
+def _stream(pieces: list[str]) -> list[dict[str, Any]]:
+    first = {"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": pieces[0]}}
+    calls = [first] + [{"index": 0, "function": {"arguments": p}} for p in pieces[1:]]
+    chunks = [{"choices": [{"index": 0, "delta": {"tool_calls": [c]}, "finish_reason": None}]} for c in calls]
+    return chunks + [{"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}]
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ['{"city": ', '"Paris"}', '{"city":"Paris"}'],  # streamed, then sent again written anew (a proxy's last chunk)
+        ['{"city": "Paris"}{"ci', 'ty": "Paris"}'],  # the same, split elsewhere
+        ['{"city": "Paris"}', '{"city": "Paris"}', '{"city": "Paris"}'],
+    ],
+)
+def test_whole_arguments_sent_again_are_one_call(pieces: list[str]) -> None:
+    """Proxies (LiteLLM's summary chunk, others) send a call's whole arguments again after them: the call runs
+    once, with a repeated_arguments repair; the whole reply reads the same."""
+    acc = toolmend.ToolCallAccumulator(WEATHER)
+    for chunk in _stream(pieces):
+        assert all(e.kind != "failed" for e in acc.feed(chunk))
+    streamed = acc.finish()
+    whole = parse_response({"choices": [{"message": {"tool_calls": [
+        {"id": "c1", "function": {"name": "get_weather", "arguments": "".join(pieces)}}]}, "finish_reason": "length"}]}, WEATHER)
+    for result in (streamed, whole):
+        assert result.errors == () and [(c.name, c.arguments) for c in result.calls] == [("get_weather", {"city": "Paris"})]
+        assert [r.kind for r in result.calls[0].repairs] == ["repeated_arguments"]
+    off = parse_response({"message": {"tool_calls": [{"function": {"name": "get_weather", "arguments": "".join(pieces)}}]}}, WEATHER, repair=False)
+    assert [e.code for e in off.errors] == ["TLP-004"]
 
 
 @settings(max_examples=40, deadline=None)

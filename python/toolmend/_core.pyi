@@ -81,6 +81,7 @@ RepairKindStr = Literal[
     "function_call",
     "byte_order_mark",
     "invalid_utf8",
+    "repeated_arguments",
     "tool_name",
 ]
 

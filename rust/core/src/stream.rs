@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorCode, ErrorKind};
 use crate::limits::Limits;
-use crate::repair::{repair, Repair};
+use crate::repair::{repair, Repair, RepairKind};
 
 /// One fragment of one tool call, in wire-neutral form.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -161,6 +161,9 @@ struct Call {
     failure: Option<Failure>,
     /// Stands for a line of the stream that was refused (see `refuse_line`).
     lost_line: bool,
+    /// The whole arguments sent again after them (see `repeats_arguments`): where the first
+    /// repeat came, and how many came.
+    repeated: Option<(usize, u32)>,
 }
 
 /// Why a call failed while streaming: its code, a message and the core's suggestion.
@@ -286,6 +289,13 @@ impl Accumulator {
         {
             delta.name = None;
         }
+        if delta
+            .arguments
+            .as_deref()
+            .is_some_and(|piece| self.repeats_arguments(slot, piece))
+        {
+            delta.arguments = None;
+        }
         let has_text =
             delta.name.is_some() || delta.arguments.as_deref().is_some_and(|a| !a.is_empty());
         if has_text {
@@ -363,6 +373,27 @@ impl Accumulator {
         })
     }
 
+    /// Whether `piece` is the call's whole arguments sent again (by value: a proxy may write
+    /// them anew), as proxies send them in a closing chunk, even after the call completed. It
+    /// is noted on the call, for its repairs, and not appended.
+    fn repeats_arguments(&mut self, slot: usize, piece: &str) -> bool {
+        let call = &self.calls[slot];
+        // Where the repeat starts, as in the joined text (see `repeated_object`).
+        let at = call.arguments.len() + piece.len() - piece.trim_start().len();
+        let (piece, so_far) = (piece.trim(), call.arguments.trim());
+        // Written anew, the same value changes only its spaces: the sizes are close.
+        let close = piece.len() <= 2 * so_far.len() && so_far.len() <= 2 * piece.len();
+        let repeat = close
+            && piece.starts_with('{')
+            && call.scan.is_whole()
+            && same_object(so_far.as_bytes(), piece.as_bytes());
+        if repeat {
+            let call = &mut self.calls[slot];
+            call.repeated = Some(call.repeated.map_or((at, 1), |(at, n)| (at, n + 1)));
+        }
+        repeat
+    }
+
     /// Appends to an open call's arguments; a call that goes over a limit fails here, and its
     /// buffer is freed.
     fn append_arguments(&mut self, slot: usize, text: &str) -> Result<(), Event> {
@@ -422,6 +453,7 @@ impl Accumulator {
             state: State::Open,
             failure: None,
             lost_line: false,
+            repeated: None,
         });
         self.maybe_open.push(slot);
         self.by_index.insert(delta.index, slot);
@@ -490,6 +522,7 @@ impl Accumulator {
                 suggestion: error.suggestion(),
             }),
             lost_line: true,
+            repeated: None,
         });
         events.push(Event::Started {
             slot,
@@ -613,8 +646,12 @@ impl Accumulator {
         } else {
             call.arguments.as_str()
         };
-        let (arguments, repairs) = if known_valid {
+        let (arguments, mut repairs) = if known_valid {
             (text.to_owned(), Vec::new())
+        } else if let Some(repeated) = repeated_object(text.as_bytes()) {
+            // The whole arguments and their repeats, split differently across the deltas.
+            let repair = repeated.repair();
+            (text[..repeated.first_end].trim().to_owned(), vec![repair])
         } else {
             match repair(text.as_bytes(), &self.limits) {
                 Ok(r) => (r.json.into_owned(), r.repairs),
@@ -628,6 +665,13 @@ impl Accumulator {
                 }
             }
         };
+        if let Some((position, count)) = call.repeated {
+            repairs.push(Repair {
+                kind: RepairKind::RepeatedArguments,
+                position,
+                count,
+            });
+        }
         Ok(AssembledCall {
             slot,
             index: call.index,
@@ -638,6 +682,57 @@ impl Accumulator {
             repairs,
         })
     }
+}
+
+/// Strict JSON text holding one object and then the same object again, once or more (by value,
+/// glued or spaced): where the first ends, where the second starts and how many follow it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repeated {
+    pub first_end: usize,
+    pub second_start: usize,
+    pub repeats: u32,
+}
+
+impl Repeated {
+    /// The repair record of the repeats dropped.
+    pub fn repair(self) -> Repair {
+        Repair {
+            kind: RepairKind::RepeatedArguments,
+            position: self.second_start,
+            count: self.repeats,
+        }
+    }
+}
+
+/// The arguments `bytes` hold a whole object and its repeats (see [`Repeated`]); None for one
+/// object, different objects, anything but objects, or text that is not strict JSON.
+pub fn repeated_object(bytes: &[u8]) -> Option<Repeated> {
+    let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<serde_json::Value>();
+    let first = values.next()?.ok().filter(serde_json::Value::is_object)?;
+    let first_end = values.byte_offset();
+    let second_start = crate::scan::skip_ws(bytes, first_end);
+    let mut repeats = 0u32;
+    for value in values {
+        if value.ok()? != first {
+            return None;
+        }
+        repeats += 1;
+    }
+    (repeats > 0).then_some(Repeated {
+        first_end,
+        second_start,
+        repeats,
+    })
+}
+
+/// Whether two texts are each one JSON object, and the same one.
+fn same_object(a: &[u8], b: &[u8]) -> bool {
+    let object = |text| {
+        serde_json::from_slice::<serde_json::Value>(text)
+            .ok()
+            .filter(|v| v.is_object())
+    };
+    matches!((object(a), object(b)), (Some(a), Some(b)) if a == b)
 }
 
 fn over_limits(call: &Call, limits: &Limits) -> Option<Failure> {
@@ -780,6 +875,53 @@ mod tests {
         acc.feed(delta(0, Some("get_"), None, false));
         acc.feed(delta(0, Some("weather"), Some("{}"), false));
         assert_eq!(names(&acc.finish()), ["get_weather"]);
+    }
+
+    #[test]
+    fn whole_arguments_sent_again_are_dropped_and_noted() {
+        let repeated = |position, count| Repair {
+            kind: RepairKind::RepeatedArguments,
+            position,
+            count,
+        };
+        // Streamed in pieces, then sent again whole and written anew (LiteLLM's closing chunk).
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("get_weather"), Some("{\"city\": "), false));
+        acc.feed(delta(0, None, Some("\"Paris\"}"), false));
+        let events = acc.feed(delta(0, None, Some("{\"city\":\"Paris\"}"), false));
+        assert!(events.is_empty(), "{events:?}");
+        let calls = acc.finish();
+        let call = calls[0].as_ref().unwrap();
+        assert_eq!(call.arguments, "{\"city\": \"Paris\"}");
+        assert_eq!(call.repairs, [repeated(17, 1)]);
+        // Sent again after a later call completed it: no late fragment, no failure.
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("a"), Some("{\"x\": 1}"), false));
+        acc.feed(delta(1, Some("b"), Some("{}"), false));
+        let events = acc.feed(delta(0, None, Some("{\"x\": 1}"), false));
+        assert!(events.is_empty(), "{events:?}");
+        assert_eq!(names(&acc.finish()), ["a", "b"]);
+        // The same text split anywhere else: read from the joined text.
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("f"), Some("{\"x\": 1}{\"x"), false));
+        acc.feed(delta(0, None, Some("\": 1} {\"x\":1}"), false));
+        let calls = acc.finish();
+        let call = calls[0].as_ref().unwrap();
+        assert_eq!(
+            (call.arguments.as_str(), &call.repairs[..]),
+            ("{\"x\": 1}", &[repeated(8, 2)][..])
+        );
+        // Different objects are no repeat: they stay glued (and are refused when checked).
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("f"), Some("{\"x\": 1}"), false));
+        acc.feed(delta(0, None, Some("{\"x\": 2}"), false));
+        let calls = acc.finish();
+        let call = calls[0].as_ref().unwrap();
+        assert_eq!(call.raw_arguments, "{\"x\": 1}{\"x\": 2}");
+        assert!(call
+            .repairs
+            .iter()
+            .all(|r| r.kind != RepairKind::RepeatedArguments));
     }
 
     #[test]

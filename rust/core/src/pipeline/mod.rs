@@ -511,7 +511,11 @@ impl<'h, H: Host> Pipeline<'h, H> {
         let Some(at) = self.calls.iter().position(|c| {
             c.choice == choice
                 && Some(c.index) == last
-                && c.repairs.iter().any(|r| r.kind != RepairKind::ToolName)
+                // Naming the tool rightly, or dropping a repeat of whole arguments, mends
+                // nothing the token limit could have cut.
+                && c.repairs.iter().any(|r| {
+                    !matches!(r.kind, RepairKind::ToolName | RepairKind::RepeatedArguments)
+                })
                 && !c.truncated
         }) else {
             return;
@@ -748,6 +752,15 @@ impl<'h, H: Host> Pipeline<'h, H> {
             self.host
                 .parse_arguments(text, &bytes, &self.limits, self.repair)?;
         if !repairs.is_empty() {
+            if let Some(repeated) = crate::stream::repeated_object(&bytes) {
+                // The whole arguments sent again (proxies repeat them): the object, once.
+                let first = &bytes[..repeated.first_end];
+                let once = self.host.string(&String::from_utf8_lossy(first));
+                let (value, _) =
+                    self.host
+                        .parse_arguments(&once, first, &self.limits, self.repair)?;
+                return Ok((value, vec![repeated.repair()], false));
+            }
             if let Some((count, second)) = glued_objects(&bytes) {
                 return Err(Failure {
                     position: Some(second),

@@ -118,6 +118,10 @@ repair_kinds! {
         "A leading UTF-8 byte order mark: removed.";
     InvalidUtf8 => "invalid_utf8",
         "Bytes that are not UTF-8: replaced with U+FFFD (positions still refer to the input).";
+    RepeatedArguments => "repeated_arguments",
+        "`{\"city\": \"Paris\"}{\"city\": \"Paris\"}`: a call's whole arguments sent again after \
+         them (proxies re-send them in a closing stream chunk, or repeat them in a reply): the \
+         repeats are dropped. Different objects one after another are never merged (TLP-004).";
     ToolName => "tool_name",
         "`DELETE_FILE` for the registered `delete_file`: a call's tool name in another case than \
          the registry's, given the registered name (the model's spelling stays in `raw_name`; \

@@ -715,7 +715,7 @@ fn every_kind_has_its_own_one_line_description() {
         );
         assert!(seen.insert(text), "{kind:?} shares its description");
     }
-    assert_eq!(RepairKind::ALL.len(), 36);
+    assert_eq!(RepairKind::ALL.len(), 37);
     assert_eq!(RepairKind::ALL[0], RepairKind::TrailingComma);
     assert_eq!(RepairKind::InvalidUtf8.as_str(), "invalid_utf8");
 }
