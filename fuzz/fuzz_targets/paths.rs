@@ -76,6 +76,8 @@ const ARGUMENTS: &[&str] = &[
     "",
     "{\"path\":\"a\"}{\"path\":\"b\"}",
     "{\"path\": \"a\"} {\"path\": \"b\"}",
+    "{\"path\": \"a\"}{\"path\":\"a\"}",
+    "{\"path\": \"a\"}\n{\"path\": \"a\"} {\"path\":\"a\"}",
     CUT_NUMBER,
 ];
 

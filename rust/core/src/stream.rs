@@ -347,7 +347,10 @@ impl Accumulator {
                 &mut Vec::new(),
             ),
         };
-        if text.is_empty() || self.calls[slot].state == State::Failed {
+        if text.is_empty()
+            || self.calls[slot].state == State::Failed
+            || self.repeats_arguments(slot, text)
+        {
             return None;
         }
         if let Some(refused) = self.refuse_late(slot) {
@@ -894,6 +897,16 @@ mod tests {
         let call = calls[0].as_ref().unwrap();
         assert_eq!(call.arguments, "{\"city\": \"Paris\"}");
         assert_eq!(call.repairs, [repeated(17, 1)]);
+        // The lean way in drops it too.
+        let mut acc = Accumulator::new(Limits::default());
+        assert_eq!(acc.extend_arguments(0, "{\"x\": 1}"), None);
+        assert_eq!(acc.extend_arguments(0, " {\"x\":1}"), None);
+        let calls = acc.finish();
+        let call = calls[0].as_ref().unwrap();
+        assert_eq!(
+            (call.arguments.as_str(), &call.repairs[..]),
+            ("{\"x\": 1}", &[repeated(9, 1)][..])
+        );
         // Sent again after a later call completed it: no late fragment, no failure.
         let mut acc = Accumulator::new(Limits::default());
         acc.feed(delta(0, Some("a"), Some("{\"x\": 1}"), false));
