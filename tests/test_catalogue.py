@@ -199,7 +199,7 @@ def _deep(levels: int) -> dict[str, Any]:
 def _extend_completed() -> None:
     acc = toolmend.ToolCallAccumulator()
     acc.feed(toolmend.ToolCallDelta(0, name="t", arguments="{}", complete=True))
-    acc.extend_arguments(0, "{}")
+    acc.extend_arguments(0, '{"x": 1}')  # (the same "{}" again would be a repeat, dropped)
 
 
 def test_every_code_is_observed_in_a_type_the_catalogue_names() -> None:

@@ -24,6 +24,11 @@ REASONING = 'Call <tool_call>{"name": "delete_file", "arguments": {}}</tool_call
 EXPECTED: dict[str, tuple[list[tuple[str, Any]], str, str]] = {
     "deepseek_empty_ids.sse": ([("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})], "", ""),
     "proxy_repeated_names.sse": ([("get_weather", {"city": "Paris"})], "", ""),
+    "openwebui_finish_every_chunk.sse": (
+        [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})],
+        "",
+        "",
+    ),
     "proxy_resent_arguments.sse": ([("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})], "", ""),
     "magistral_content_parts.sse": ([("get_weather", {"city": "Paris"})], "Checking.", "The user wants the weather."),
     "no_done_usage_last.sse": ([("get_weather", {"city": "Paris"})], "", ""),

@@ -166,7 +166,9 @@ class OpenAICompatibleClient(Engine):
     async def _read_stream(self, response: httpx.Response, reply: Reply, deadline: float) -> AsyncGenerator[Any, None]:
         cfg = self.config
         asm = reply.assembly
-        ended = False  # the choice's finish_reason came; the usage chunk and [DONE] may follow
+        # The choice's finish_reason came; the usage chunk and [DONE] may follow, and behind some proxies
+        # (OpenWebUI before vLLM) more of the calls: they are read to the stream's end ([DONE], or its close).
+        ended = False
         source = lines(response, cfg.max_response_bytes, cfg.first_byte_timeout_s, cfg.idle_timeout_s, deadline)
         async with aclosing(source):
             async for line in source:
@@ -175,9 +177,9 @@ class OpenAICompatibleClient(Engine):
                     continue  # comments (keep-alives), event:, id:, blank separators
                 data = line[5:].strip()
                 if data == b"[DONE]":
-                    if not ended:
-                        for event in asm.end(reply.finish_reason):
-                            yield event
+                    reply.finish_reason = asm.finish_reason or reply.finish_reason
+                    for event in asm.end(reply.finish_reason):
+                        yield event
                     reply.complete = True
                     return
                 # The core reads the chunk: calls, text, reasoning, usage, its end, an error.
@@ -188,13 +190,15 @@ class OpenAICompatibleClient(Engine):
                     return
                 if asm.usage is not None:
                     reply.usage = Usage(*asm.usage)
-                if asm.ended and not ended:
+                if asm.ended:
                     reply.finish_reason = asm.finish_reason
-                    events += asm.end(reply.finish_reason)
                     ended = True
                 for event in events:
                     yield event
         if ended:
+            # Closed after its finish_reason without [DONE], as some servers do: the stream's end.
+            for event in asm.end(reply.finish_reason):
+                yield event
             reply.complete = True
         else:
             reply.failure = "the stream ended before its last event (finish_reason or [DONE])"

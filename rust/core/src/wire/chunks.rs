@@ -351,7 +351,10 @@ impl StreamReader {
                         self.say_finish(Some(reason))?;
                     }
                     self.cut_by_length |= stopped_at_limit(choice);
-                    self.end_of_turn(sink)?;
+                    // The reply says it ended, but its calls stay open until the stream does
+                    // (`[DONE]`, its last byte, `finish`): proxies in front of vLLM (OpenWebUI)
+                    // send a finish chunk after every chunk, and the arguments keep coming.
+                    self.say_ended();
                 }
             }
             if let Some(usage) = chunk.get(Key::Usage) {
@@ -504,7 +507,8 @@ impl StreamReader {
                         self.say(Said::Finish(reason));
                     }
                     self.cut_by_length |= at_limit;
-                    self.end_of_turn(sink)?;
+                    // Its calls stay open until the stream ends (see `feed_chunk`).
+                    self.say_ended();
                 }
             }
             if let Some((prompt, completion)) = chunk.usage {
@@ -576,13 +580,18 @@ impl StreamReader {
         done
     }
 
+    /// The reply said it ended (once).
+    fn say_ended(&mut self) {
+        if !self.so_far.ended {
+            self.say(Said::End);
+        }
+    }
+
     fn end_of_turn<E>(
         &mut self,
         sink: &mut (impl FnMut(&Accumulator, Event) -> Result<(), E> + ?Sized),
     ) -> Result<(), E> {
-        if !self.so_far.ended {
-            self.say(Said::End);
-        }
+        self.say_ended();
         let events = self.calls.end_of_turn();
         self.emit(events, sink)
     }

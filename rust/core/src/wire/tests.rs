@@ -125,9 +125,9 @@ fn ollama_calls_without_an_index_count_up() {
 #[test]
 fn openai_chunks_bare_deltas_and_the_end_of_the_turn() {
     let mut reader = StreamReader::new(Limits::default());
-    let mut kinds = Vec::new();
+    let kinds = std::cell::RefCell::new(Vec::new());
     let mut sink = |_: &Accumulator, e: Event| {
-        kinds.push(e.kind().as_str());
+        kinds.borrow_mut().push(e.kind().as_str());
         Ok::<(), Infallible>(())
     };
     let start = json!({"choices": [{"delta": {"tool_calls": [
@@ -139,8 +139,16 @@ fn openai_chunks_bare_deltas_and_the_end_of_the_turn() {
     reader.feed_chunk(&more, &mut sink).unwrap();
     let end = json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]});
     reader.feed_chunk(&end, &mut sink).unwrap();
+    // The finish reason ends the reply, not its calls: the stream's end does ([DONE] here).
     assert_eq!(
-        kinds,
+        *kinds.borrow(),
+        ["started", "name", "arguments", "arguments"]
+    );
+    reader
+        .feed_payload(b"[DONE]", &SerdeParser, &mut sink)
+        .unwrap();
+    assert_eq!(
+        *kinds.borrow(),
         ["started", "name", "arguments", "arguments", "completed"]
     );
     let calls = reader.calls_mut().take_completed();
@@ -566,4 +574,37 @@ fn every_key_stands_at_its_own_place_with_its_own_name() {
         assert_eq!(*key as usize, i);
     }
     assert_eq!(Key::ALL[Key::ToolCalls as usize].as_str(), "tool_calls");
+}
+
+#[test]
+fn a_finish_reason_before_the_stream_ends_leaves_the_calls_open() {
+    // OpenWebUI in front of vLLM sends `finish_reason: "stop"` after every chunk.
+    let mut reader = StreamReader::new(Limits::default());
+    let mut failed = 0;
+    let mut sink = |_: &Accumulator, e: Event| {
+        failed += usize::from(e.kind() == EventKind::Failed);
+        Ok::<(), Infallible>(())
+    };
+    let stop = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+    for piece in ["", "{\"city\": ", "\"Paris\"}"] {
+        let call = json!({"index": 0, "id": "c1", "function": {"name": "f", "arguments": piece}});
+        let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]});
+        reader.feed_chunk(&chunk, &mut sink).unwrap();
+        reader.feed_chunk(&stop, &mut sink).unwrap();
+        assert!(reader.calls_mut().take_completed().is_empty());
+    }
+    reader
+        .feed_payload(b"[DONE]", &SerdeParser, &mut sink)
+        .unwrap();
+    let calls = reader.calls_mut().take_completed();
+    assert_eq!(failed, 0);
+    assert_eq!(
+        summary(&calls),
+        [(
+            0,
+            Some("c1".into()),
+            "f".into(),
+            "{\"city\": \"Paris\"}".into()
+        )]
+    );
 }
