@@ -101,12 +101,24 @@ def test_reused_index_with_new_ids_are_separate_calls() -> None:
     assert [(c.id, c.name) for c in acc.finish().calls] == [("c1", "a"), ("c2", "b")]
 
 
-def test_fragment_for_a_completed_call_is_an_error_event() -> None:
+def test_fragment_for_a_completed_call_is_an_error_event_and_an_error() -> None:
     acc = ToolCallAccumulator()
     acc.feed(ToolCallDelta(0, name="a", arguments="{}", complete=True))
     (event,) = acc.feed(ToolCallDelta(0, arguments='"more"'))
     assert (event.kind, event.code) == ("failed", "TLP-006")
-    assert [c.name for c in acc.finish().calls] == ["a"]
+    # Not handed out yet: its arguments were not whole, so it is not run.
+    result = acc.finish()
+    assert result.calls == () and [(e.code, e.tool_name) for e in result.errors] == [("TLP-006", "a")]
+
+
+def test_fragment_for_a_call_handed_out_is_among_the_errors_at_the_end() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed(ToolCallDelta(0, name="a", arguments='{"x": 1}', complete=True))
+    assert [c.name for c in acc.completed().calls] == ["a"]
+    acc.feed(ToolCallDelta(0, arguments=', "y": 2}'))
+    result = acc.finish()
+    assert result.calls == () and [(e.code, e.index) for e in result.errors] == [("TLP-006", 0)]
+    assert "handed out" in result.errors[0].message
 
 
 def test_limits_fail_a_call_at_the_fragment_that_crosses_them() -> None:

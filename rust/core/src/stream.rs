@@ -251,6 +251,8 @@ pub struct Accumulator {
     /// those before `untaken_from` are all handed out, so handing out looks at the rest only.
     by_order: Vec<usize>,
     untaken_from: usize,
+    /// Calls handed out before a fragment of theirs came: `finish` reports each once.
+    late: Vec<usize>,
 }
 
 impl Accumulator {
@@ -262,6 +264,7 @@ impl Accumulator {
             maybe_open: Vec::new(),
             by_order: Vec::new(),
             untaken_from: 0,
+            late: Vec::new(),
         }
     }
 
@@ -364,15 +367,39 @@ impl Accumulator {
     pub const LATE_FRAGMENT_FIX: &'static str =
         "start a new call at a new index, or a new id at this one";
 
-    fn refuse_late(&self, slot: usize) -> Option<Event> {
-        let call = &self.calls[slot];
-        matches!(call.state, State::Complete | State::Taken).then(|| Event::Failed {
-            slot,
-            code: ErrorCode::CallConstruction,
-            message: format!(
-                "A fragment arrived for call {} after it was complete",
+    /// Text for a call already complete is refused, and never silently: a call not yet handed
+    /// out fails (its arguments were not whole), and one handed out already has the refusal
+    /// among `finish`'s failures.
+    fn refuse_late(&mut self, slot: usize) -> Option<Event> {
+        let call = &mut self.calls[slot];
+        let message = match call.state {
+            State::Complete => format!(
+                "A fragment arrived for call {} after it was complete: its arguments were not whole",
                 call.index
             ),
+            State::Taken => format!(
+                "A fragment arrived for call {} after it was handed out: it was taken with the \
+                 arguments it had, without this part of them",
+                call.index
+            ),
+            State::Open | State::Failed => return None,
+        };
+        let failure = Failure {
+            code: ErrorCode::CallConstruction,
+            message: message.clone(),
+            suggestion: Self::LATE_FRAGMENT_FIX,
+        };
+        if call.state == State::Complete {
+            call.state = State::Failed;
+            call.failure = Some(failure);
+        } else if call.failure.is_none() {
+            call.failure = Some(failure);
+            self.late.push(slot);
+        }
+        Some(Event::Failed {
+            slot,
+            code: ErrorCode::CallConstruction,
+            message,
         })
     }
 
@@ -607,7 +634,11 @@ impl Accumulator {
         known_valid: impl Fn(usize, &str) -> bool,
     ) -> Vec<Result<AssembledCall, FailedCall>> {
         self.end_of_turn();
-        self.take_completed_with(known_valid)
+        let mut out = self.take_completed_with(known_valid);
+        for slot in std::mem::take(&mut self.late) {
+            out.push(self.assemble(slot, false));
+        }
+        out
     }
 
     /// The arguments text so far of the call in `slot`.
@@ -935,6 +966,32 @@ mod tests {
             .repairs
             .iter()
             .all(|r| r.kind != RepairKind::RepeatedArguments));
+    }
+
+    #[test]
+    fn a_late_fragment_is_never_silent() {
+        let failures = |calls: &[Result<AssembledCall, FailedCall>]| {
+            calls
+                .iter()
+                .filter_map(|c| c.as_ref().err().map(|f| (f.index, f.code)))
+                .collect::<Vec<_>>()
+        };
+        // Complete (a later call started) but not handed out: the call fails, whole.
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("a"), Some("{\"x\": 1}"), false));
+        acc.feed(delta(1, Some("b"), Some("{}"), false));
+        let events = acc.feed(delta(0, None, Some(", \"y\": 2}"), false));
+        assert!(matches!(events[..], [Event::Failed { .. }]));
+        let calls = acc.finish();
+        assert_eq!(failures(&calls), [(0, ErrorCode::CallConstruction)]);
+        assert_eq!(names(&calls), ["", "b"]);
+        // Handed out already: taken as it was, and the refusal is among finish's failures, once.
+        let mut acc = Accumulator::new(Limits::default());
+        acc.feed(delta(0, Some("a"), Some("{\"x\": 1}"), true));
+        assert_eq!(names(&acc.take_completed()), ["a"]);
+        acc.feed(delta(0, None, Some(", \"y\": 2}"), false));
+        acc.feed(delta(0, None, Some("more"), false));
+        assert_eq!(failures(&acc.finish()), [(0, ErrorCode::CallConstruction)]);
     }
 
     #[test]
