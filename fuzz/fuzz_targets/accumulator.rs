@@ -53,8 +53,13 @@ fuzz_target!(|data: &[u8]| {
         results.extend(acc.take_completed());
     }
     results.extend(acc.finish());
+    // A call handed out before a fragment of its own came is reported once more, as that.
+    let reports = results
+        .iter()
+        .filter(|r| r.as_ref().is_err_and(|f| f.handed_out))
+        .count();
     assert_eq!(
-        results.len(),
+        results.len() - reports,
         started,
         "a call was lost or handed out twice"
     );

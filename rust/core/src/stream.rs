@@ -138,6 +138,9 @@ pub struct FailedCall {
     /// Not a call that was seen but a line of the stream that was too long to read: whatever
     /// calls it held are lost, and it has no name or arguments to check.
     pub lost_line: bool,
+    /// The report on a call handed out before, whose fragment came after it: not the call
+    /// again, only what became of the fragment (see `refuse_late`).
+    pub handed_out: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -671,6 +674,7 @@ impl Accumulator {
             position,
             suggestion,
             lost_line: call.lost_line,
+            handed_out: call.state == State::Taken,
         };
         if let Some(f) = &call.failure {
             return Err(failed(f.code, f.message.clone(), None, f.suggestion));
