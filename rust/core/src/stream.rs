@@ -686,7 +686,9 @@ impl Accumulator {
         };
         let (arguments, mut repairs) = if known_valid {
             (text.to_owned(), Vec::new())
-        } else if let Some(repeated) = repeated_object(text.as_bytes()) {
+        } else if let Some(repeated) =
+            glued_objects(text.as_bytes()).and_then(|g| repeated_object(text.as_bytes(), g))
+        {
             // The whole arguments and their repeats, split differently across the deltas.
             let repair = repeated.repair();
             (text[..repeated.first_end].trim().to_owned(), vec![repair])
@@ -722,8 +724,47 @@ impl Accumulator {
     }
 }
 
-/// Strict JSON text holding one object and then the same object again, once or more (by value,
-/// glued or spaced): where the first ends, where the second starts and how many follow it.
+/// Several whole JSON objects one after another, glued or spaced (`{"city":"Paris"}{"city":
+/// "Rome"}`, as some proxies join parallel calls): how many, where the first ends and where
+/// the second starts. Read without building values, so text that is something else costs a
+/// scan only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Glued {
+    pub count: usize,
+    pub first_end: usize,
+    pub second_start: usize,
+}
+
+/// The objects glued in `bytes` (see [`Glued`]); None for one value, anything but objects, or
+/// text that is not strict JSON.
+pub fn glued_objects(bytes: &[u8]) -> Option<Glued> {
+    let mut values =
+        serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
+    let mut glued = Glued {
+        count: 0,
+        first_end: 0,
+        second_start: 0,
+    };
+    loop {
+        let start = crate::scan::skip_ws(bytes, values.byte_offset());
+        match values.next() {
+            None => break,
+            Some(Ok(_)) if bytes.get(start) == Some(&b'{') => {
+                glued.count += 1;
+                match glued.count {
+                    1 => glued.first_end = values.byte_offset(),
+                    2 => glued.second_start = start,
+                    _ => {}
+                }
+            }
+            Some(_) => return None,
+        }
+    }
+    (glued.count >= 2).then_some(glued)
+}
+
+/// Glued objects that are one object and its repeats (by value): where the first ends, where
+/// the second starts and how many follow it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Repeated {
     pub first_end: usize,
@@ -742,25 +783,17 @@ impl Repeated {
     }
 }
 
-/// The arguments `bytes` hold a whole object and its repeats (see [`Repeated`]); None for one
-/// object, different objects, anything but objects, or text that is not strict JSON.
-pub fn repeated_object(bytes: &[u8]) -> Option<Repeated> {
+/// The objects glued in `bytes` when each is the first again; None when any differs.
+pub fn repeated_object(bytes: &[u8], glued: Glued) -> Option<Repeated> {
     let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<serde_json::Value>();
-    let first = values.next()?.ok().filter(serde_json::Value::is_object)?;
-    let first_end = values.byte_offset();
-    let second_start = crate::scan::skip_ws(bytes, first_end);
-    let mut repeats = 0u32;
-    for value in values {
-        if value.ok()? != first {
-            return None;
-        }
-        repeats += 1;
-    }
-    (repeats > 0).then_some(Repeated {
-        first_end,
-        second_start,
-        repeats,
-    })
+    let first = values.next()?.ok()?;
+    values
+        .all(|value| value.is_ok_and(|v| v == first))
+        .then_some(Repeated {
+            first_end: glued.first_end,
+            second_start: glued.second_start,
+            repeats: u32::try_from(glued.count - 1).unwrap_or(u32::MAX),
+        })
 }
 
 /// Whether two texts are each one JSON object, and the same one.
@@ -922,26 +955,26 @@ mod tests {
             position,
             count,
         };
+        let only_call = |mut acc: Accumulator| {
+            let calls = acc.finish();
+            let call = calls[0].as_ref().unwrap();
+            (call.arguments.clone(), call.repairs.clone())
+        };
         // Streamed in pieces, then sent again whole and written anew (LiteLLM's closing chunk).
         let mut acc = Accumulator::new(Limits::default());
         acc.feed(delta(0, Some("get_weather"), Some("{\"city\": "), false));
         acc.feed(delta(0, None, Some("\"Paris\"}"), false));
         let events = acc.feed(delta(0, None, Some("{\"city\":\"Paris\"}"), false));
         assert!(events.is_empty(), "{events:?}");
-        let calls = acc.finish();
-        let call = calls[0].as_ref().unwrap();
-        assert_eq!(call.arguments, "{\"city\": \"Paris\"}");
-        assert_eq!(call.repairs, [repeated(17, 1)]);
+        assert_eq!(
+            only_call(acc),
+            ("{\"city\": \"Paris\"}".into(), vec![repeated(17, 1)])
+        );
         // The lean way in drops it too.
         let mut acc = Accumulator::new(Limits::default());
         assert_eq!(acc.extend_arguments(0, "{\"x\": 1}"), None);
         assert_eq!(acc.extend_arguments(0, " {\"x\":1}"), None);
-        let calls = acc.finish();
-        let call = calls[0].as_ref().unwrap();
-        assert_eq!(
-            (call.arguments.as_str(), &call.repairs[..]),
-            ("{\"x\": 1}", &[repeated(9, 1)][..])
-        );
+        assert_eq!(only_call(acc), ("{\"x\": 1}".into(), vec![repeated(9, 1)]));
         // Sent again after a later call completed it: no late fragment, no failure.
         let mut acc = Accumulator::new(Limits::default());
         acc.feed(delta(0, Some("a"), Some("{\"x\": 1}"), false));
@@ -953,12 +986,7 @@ mod tests {
         let mut acc = Accumulator::new(Limits::default());
         acc.feed(delta(0, Some("f"), Some("{\"x\": 1}{\"x"), false));
         acc.feed(delta(0, None, Some("\": 1} {\"x\":1}"), false));
-        let calls = acc.finish();
-        let call = calls[0].as_ref().unwrap();
-        assert_eq!(
-            (call.arguments.as_str(), &call.repairs[..]),
-            ("{\"x\": 1}", &[repeated(8, 2)][..])
-        );
+        assert_eq!(only_call(acc), ("{\"x\": 1}".into(), vec![repeated(8, 2)]));
         // Different objects are no repeat: they stay glued (and are refused when checked).
         let mut acc = Accumulator::new(Limits::default());
         acc.feed(delta(0, Some("f"), Some("{\"x\": 1}"), false));

@@ -27,7 +27,7 @@ use crate::limits::Limits;
 use crate::names::NameRule;
 use crate::repair::{ends_cut_off, Repair, RepairKind};
 use crate::schema::{Registry, RegistryError, Tool, Violation};
-use crate::stream::{AssembledCall, FailedCall};
+use crate::stream::{glued_objects, repeated_object, AssembledCall, FailedCall};
 use crate::wire::{ErrorOf, JsonLike};
 
 pub use reply::{
@@ -752,18 +752,19 @@ impl<'h, H: Host> Pipeline<'h, H> {
             self.host
                 .parse_arguments(text, &bytes, &self.limits, self.repair)?;
         if !repairs.is_empty() {
-            if let Some(repeated) = crate::stream::repeated_object(&bytes) {
-                // The whole arguments sent again (proxies repeat them): the object, once.
-                let first = &bytes[..repeated.first_end];
-                let once = self.host.string(&String::from_utf8_lossy(first));
-                let (value, _) =
-                    self.host
-                        .parse_arguments(&once, first, &self.limits, self.repair)?;
-                return Ok((value, vec![repeated.repair()], false));
-            }
-            if let Some((count, second)) = glued_objects(&bytes) {
+            if let Some(glued) = glued_objects(&bytes) {
+                if let Some(repeated) = repeated_object(&bytes, glued) {
+                    // The whole arguments sent again (proxies repeat them): the object, once.
+                    let first = &bytes[..repeated.first_end];
+                    let once = self.host.string(&String::from_utf8_lossy(first));
+                    let (value, _) =
+                        self.host
+                            .parse_arguments(&once, first, &self.limits, self.repair)?;
+                    return Ok((value, vec![repeated.repair()], false));
+                }
+                let count = glued.count;
                 return Err(Failure {
-                    position: Some(second),
+                    position: Some(glued.second_start),
                     ..Failure::new(
                         ErrorCode::Unparseable,
                         format!(
@@ -913,30 +914,6 @@ const TRUNCATION: [RepairKind; 5] = [
 ];
 
 /// A call whose arguments were cut off, refused (TLP-010).
-/// Several whole JSON objects one after another, glued or spaced (`{"city":"Paris"}{"city":
-/// "Rome"}`, as some proxies join parallel calls): how many, and where the second starts.
-/// None for anything else, broken objects included.
-fn glued_objects(bytes: &[u8]) -> Option<(usize, usize)> {
-    let mut values =
-        serde_json::Deserializer::from_slice(bytes).into_iter::<serde::de::IgnoredAny>();
-    let mut count = 0;
-    let mut second = 0;
-    loop {
-        let start = crate::scan::skip_ws(bytes, values.byte_offset());
-        match values.next() {
-            None => break,
-            Some(Ok(_)) if bytes.get(start) == Some(&b'{') => {
-                count += 1;
-                if count == 2 {
-                    second = start;
-                }
-            }
-            Some(_) => return None,
-        }
-    }
-    (count >= 2).then_some((count, second))
-}
-
 fn cut_off() -> Failure {
     Failure::new(
         ErrorCode::CutOff,
