@@ -487,6 +487,8 @@ impl<const STRICT: bool> Engine<'_, STRICT> {
                 let (comma, _) = self.last_comma;
                 self.out[comma] = b' ';
                 self.close_missing(at);
+                // A tuple's second element: `({"i": 1, {"i": 2})` is no value in parentheses.
+                self.python_array_holds_more();
                 self.last_comma = (self.out.len(), at);
                 self.out.push(b',');
                 // The output ends with the comma just written.
