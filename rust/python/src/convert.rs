@@ -316,6 +316,7 @@ const INEXACT_INTEGERS_FROM: f64 = 9_223_372_036_854_775_808.0;
 /// over bytes: a scan of the text would cost more than orjson's whole parse on string-heavy
 /// arguments. References from PyDict_Next and PyList_GetItem are borrowed; the recursion is
 /// bounded by `room`.
+#[inline(always)]
 unsafe fn objects_stand(obj: *mut ffi::PyObject, room: usize, whole_big_double: &mut bool) -> bool {
     unsafe {
         match value_kind(obj) {
@@ -358,11 +359,7 @@ unsafe fn float_stands(obj: *mut ffi::PyObject, whole_big_double: &mut bool) -> 
 /// they stand, with no call each (most members are scalars); containers nest one level down.
 unsafe fn members_stand(obj: *mut ffi::PyObject, room: usize, whole_big_double: &mut bool) -> bool {
     unsafe {
-        let mut member = |item: *mut ffi::PyObject| match value_kind(item) {
-            Kind::Float => float_stands(item, whole_big_double),
-            Kind::Container => room > 1 && members_stand(item, room - 1, whole_big_double),
-            Kind::Other => true,
-        };
+        let mut member = |item: *mut ffi::PyObject| objects_stand(item, room - 1, whole_big_double);
         if ffi::PyDict_CheckExact(obj) != 0 {
             let (mut pos, mut key, mut item) = (0, std::ptr::null_mut(), std::ptr::null_mut());
             while ffi::PyDict_Next(obj, &mut pos, &mut key, &mut item) != 0 {
