@@ -210,13 +210,7 @@ impl ToolCallAccumulator {
     /// The calls that are complete and not yet handed out, in index order, checked like
     /// parse_response's (errors for those that fail).
     fn completed(&mut self, py: Python<'_>) -> PyResult<Py<ParseResult>> {
-        let views = &self.views;
-        let assembled = self
-            .reader
-            .calls_mut()
-            .take_completed_with(|slot, text| views.holds_whole(slot, text));
-        let text_calls = self.reader.take_text_calls();
-        self.check(py, assembled, text_calls, false)
+        self.hand_out(py, false)
     }
 
     /// The end of the stream: whatever is left, cut-off arguments repaired, as a ParseResult.
@@ -226,13 +220,7 @@ impl ToolCallAccumulator {
     fn finish(&mut self, py: Python<'_>, finish_reason: Option<&str>) -> PyResult<Py<ParseResult>> {
         // What the end says was handed out by `end`, if it was called; else it is not.
         self.end(py, finish_reason)?;
-        let views = &self.views;
-        let assembled = self
-            .reader
-            .calls_mut()
-            .finish_with(|slot, text| views.holds_whole(slot, text));
-        let text_calls = self.reader.take_text_calls();
-        self.check(py, assembled, text_calls, true)
+        self.hand_out(py, true)
     }
 
     /// The end of the stream's text and lines, before `finish`: the events of a raw stream's
@@ -333,8 +321,22 @@ fn stream_event(
         message,
     }
 }
-
 impl ToolCallAccumulator {
+    /// The calls complete and not handed out yet (all that is left when `finished`), with the
+    /// calls written in the text, checked (what `completed` and `finish` give).
+    fn hand_out(&mut self, py: Python<'_>, finished: bool) -> PyResult<Py<ParseResult>> {
+        let views = &self.views;
+        let holds_whole = |slot: usize, text: &str| views.holds_whole(slot, text);
+        let calls = self.reader.calls_mut();
+        let assembled = if finished {
+            calls.finish_with(holds_whole)
+        } else {
+            calls.take_completed_with(holds_whole)
+        };
+        let text_calls = self.reader.take_text_calls();
+        self.check(py, assembled, text_calls, finished)
+    }
+
     /// The assembled calls through the pipeline; valid arguments the live view has read whole
     /// are taken from it, not read again.
     fn check(

@@ -1239,7 +1239,10 @@ fn parentheses_around_one_value_sets_of_strings_and_members_in_an_array() {
         fixed("{\"a\": ({\"i\": 1, {\"i\": 2})}"),
         "{\"a\": [{\"i\": 1  },{\"i\": 2}]}"
     );
-    assert_eq!(fixed("{'a'({n:0\n- ({''})"), "{\"a\":[{\"n\":0\n },{\"\":null}]}");
+    assert_eq!(
+        fixed("{'a'({n:0\n- ({''})"),
+        "{\"a\":[{\"n\":0\n },{\"\":null}]}"
+    );
     assert_eq!(fixed("{'a', 'b', 'c'}"), "[\"a\", \"b\", \"c\"]");
     // One string, or a string and a key, is an object whose keys lack values.
     assert_eq!(fixed("{\"a\"}"), "{\"a\":null}");
