@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import logging
 from typing import Any
 
@@ -387,3 +388,33 @@ def test_a_refused_call_keeps_the_id_the_reply_gave_it(registry: ToolRegistry) -
         {"index": 0, "id": "call_s", "type": "function", "function": {"name": "read_file", "arguments": '{"path": 7}'}},
     ]}}]})
     assert [getattr(e, "id", None) for e in streamed.finish().errors] == ["call_s"]
+
+
+WRITTEN_BLOCKS = [
+    '<tool_call>{"name": "read_file", "arguments": {"path": 7}}</tool_call>',
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": 7}}]',
+    '<tool_call>{"name": "read_file", "arguments": {"path": [}</tool_call>',
+]
+
+
+@pytest.mark.parametrize("block", WRITTEN_BLOCKS)
+def test_a_refused_call_written_in_text_carries_that_text_on_every_path(block: str) -> None:
+    """ToolCallError.written is the call as the model wrote it in the text (markers included), the same whole,
+    streamed in chunks and token by token, so a reader that hands the reply on can put it back; None for an entry
+    of the tool_calls field."""
+    registry = ToolRegistry()
+    registry.register("read_file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    content = "Let me look.\n" + block + "\nDone."
+    whole = parse_response({"message": {"role": "assistant", "content": content}}, registry).errors
+    acc = toolmend.ToolCallAccumulator(registry)
+    for i in range(0, len(content), 5):
+        acc.feed_data(orjson.dumps({"choices": [{"index": 0, "delta": {"content": content[i : i + 5]}, "finish_reason": None}]}))
+    streamed = acc.finish().errors
+    parser = toolmend.TextCallParser(registry)
+    items = [item for i in range(0, len(content), 3) for item in parser.feed(content[i : i + 3])] + parser.flush()
+    tokens = [item for item in items if isinstance(item, toolmend.ToolCallError)]
+    for errors in (whole, streamed, tokens):
+        assert [e.written for e in errors] == [block], errors
+        assert pickle.loads(pickle.dumps(errors[0])) == errors[0]
+    entry = {"message": {"tool_calls": [{"function": {"name": "read_file", "arguments": {"path": 7}}}]}}
+    assert [e.written for e in parse_response(entry, registry).errors] == [None]

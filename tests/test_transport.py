@@ -215,3 +215,37 @@ def test_a_request_s_tools_are_read_from_its_bytes_once_per_distinct_list() -> N
     assert mender._registry_for_raw(b"") is None and mender._registry_for_raw(b"null") is None
     # A list the registry refuses is cached as no registry: calls are then mended but not validated.
     assert mender._registry_for_raw(b'[{"type": "function", "function": {}}]') is None and len(mender._cache) == 2
+
+
+INVALID_IN_TEXT = 'Sure.\n<tool_call>{"name": "read_file", "arguments": {"path": 7}}</tool_call>'
+
+
+def test_a_refused_call_written_in_streamed_content_goes_on_as_text_as_it_does_whole() -> None:
+    """No path hands the SDK a call the model only wrote in its text and toolmend refused: the whole reply keeps it
+    in content, and so does the stream (after the text already sent), with no tool_calls entry and no tool_calls
+    finish."""
+    pieces = [INVALID_IN_TEXT[i : i + 7] for i in range(0, len(INVALID_IN_TEXT), 7)]
+    with ScriptedOpenAI([completion(content=INVALID_IN_TEXT), streamed(text=pieces)]) as server:
+        client = _openai_sync(server)
+        whole = client.chat.completions.with_raw_response.create(model="m", messages=MESSAGES, tools=TOOLS)
+        chunks = list(client.chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS, stream=True))
+    choice = whole.parse().choices[0]
+    assert whole.headers[ERRORS_HEADER].startswith("TSR-004") and not choice.message.tool_calls
+    assert choice.message.content == INVALID_IN_TEXT
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    calls = [tc for c in chunks if c.choices for tc in c.choices[0].delta.tool_calls or []]
+    finish = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert calls == [] and finish == ["stop"]
+    assert text.startswith("Sure.") and text.endswith('<tool_call>{"name": "read_file", "arguments": {"path": 7}}</tool_call>')
+
+
+def test_a_refused_call_written_in_ollama_streamed_content_is_marked_and_kept_as_text() -> None:
+    lines = stream_lines(text=[INVALID_IN_TEXT[:20], INVALID_IN_TEXT[20:]])
+    with ScriptedOllama([Reply(lines=lines)]) as server:
+        with httpx.Client(transport=MendingTransport()) as http:
+            body = http.post(server.url + "/api/chat", json={"model": "m", "messages": MESSAGES, "tools": TOOLS}).content
+    parsed = [json.loads(line) for line in body.splitlines() if line.strip()]
+    marks = [p["toolmend_error"] for p in parsed if "toolmend_error" in p]
+    assert [(m["code"], m["tool_name"]) for m in marks] == [("TSR-004", "read_file")]
+    text = "".join((p.get("message") or {}).get("content") or "" for p in parsed)
+    assert "<tool_call>" in text and not any((p.get("message") or {}).get("tool_calls") for p in parsed)

@@ -416,6 +416,7 @@ class ToolCallError:
         choice: int = 0,
         arguments: Any = None,
         id: str | None = None,
+        written: str | None = None,
     ) -> None:
         """An error built by hand (to test an agent, or to replay one); `code` is one of the catalogue's."""
 
@@ -437,6 +438,10 @@ class ToolCallError:
     @property
     def position(self) -> int | None:
         """Byte offset of the fault in the raw arguments (or in the content); None when it has no place."""
+    @property
+    def written(self) -> str | None:
+        """For a call found in the reply's text: that text as written (its block, markers included); None for a
+        ``tool_calls`` entry."""
     @property
     def index(self) -> int:
         """Position among the reply's calls."""

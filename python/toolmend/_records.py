@@ -233,6 +233,7 @@ class ToolCall:
         "choice",
         "arguments",
         "id",
+        "written",
     ),
 )
 class ToolCallError:

@@ -410,17 +410,21 @@ class StreamMender:
         return out
 
     def _mark(self, error: Any) -> bytes:
-        """An invalid call, handed on as the model wrote it, marked where the stream's clients skip it."""
+        """An invalid call, handed on as the model wrote it, marked where the stream's clients skip it: a call
+        written in the text goes on as that text (as a whole reply hands it on), after the text already sent."""
         raw = error.raw_arguments if isinstance(error.raw_arguments, str) else orjson.dumps(error.raw_arguments).decode()
         name = error.tool_name or ""
+        written = b"" if error.written is None else self._text(error.written, "content")
         if self.wire == "openai":
+            note = f": toolmend-error {error.code} {error.index} {error.message}".replace("\n", " ").encode()
+            if error.written is not None:
+                return note + b"\n" + written
             call_id = getattr(error, "id", None) or self.ids.get(error.index) or f"call_invalid_{self.sent_calls}"
             form = {"index": self.sent_calls, "id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
             self.sent_calls += 1
-            note = f": toolmend-error {error.code} {error.index} {error.message}".replace("\n", " ").encode()
             return note + b"\n" + self._emit({**self.template, "choices": [{"index": 0, "delta": {"tool_calls": [form]}, "finish_reason": None}]})
         mark = {"toolmend_error": {"code": error.code, "index": error.index, "message": error.message, "tool_name": name, "arguments": raw}}
-        return orjson.dumps(mark) + b"\n"
+        return orjson.dumps(mark) + b"\n" + written
 
     def _close(self) -> list[bytes]:
         self.done = True

@@ -190,6 +190,11 @@ pub struct ToolCallError {
     validation: Py<PyTuple>,
     #[pyo3(get)]
     suggestion: String,
+    /// For a call found in the reply's text: that text as the model wrote it (the call's block,
+    /// markers included), so that whoever hands the reply on can put it back as text. None for a
+    /// `tool_calls` entry.
+    #[pyo3(get)]
+    written: Option<String>,
 }
 
 impl ToolCallError {
@@ -210,6 +215,7 @@ impl ToolCallError {
             arguments: rejected.partial.map(|p| p.0.unbind()),
             validation: field_errors(py, failure.violations)?.unbind(),
             suggestion: failure.suggestion,
+            written: rejected.written.map(|text| text.to_string()),
         })
     }
 }
@@ -219,7 +225,7 @@ impl ToolCallError {
     /// An error built by hand (to test an agent, or to replay one); `code` is one of the
     /// catalogue's.
     #[new]
-    #[pyo3(signature = (code, message, tool_name=None, raw_arguments=None, position=None, index=0, validation=None, suggestion=String::new(), choice=0, arguments=None, id=None))]
+    #[pyo3(signature = (code, message, tool_name=None, raw_arguments=None, position=None, index=0, validation=None, suggestion=String::new(), choice=0, arguments=None, id=None, written=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -234,6 +240,7 @@ impl ToolCallError {
         choice: usize,
         arguments: Option<Py<PyAny>>,
         id: Option<Py<PyString>>,
+        written: Option<String>,
     ) -> PyResult<Self> {
         let code = ErrorCode::from_code(code)
             .ok_or_else(|| PyValueError::new_err(format!("not an error code: {code:?}")))?;
@@ -249,6 +256,7 @@ impl ToolCallError {
             arguments,
             validation: PyTuple::new(py, validation.unwrap_or_default())?.unbind(),
             suggestion,
+            written,
         })
     }
 

@@ -638,6 +638,7 @@ pub(super) fn read_block(
             }),
             cut: false,
             untyped: Vec::new(),
+            written: None,
         }]
     } else {
         calls
@@ -734,6 +735,7 @@ fn read_body_at(
             error: None,
             cut: false,
             untyped: Vec::new(),
+            written: None,
         }
     };
     if nest && fmt.opens_a_call() {
@@ -1195,6 +1197,7 @@ fn arg_key_call(body: &str, at: usize, format: &'static str) -> Option<FoundCall
         error: None,
         cut: false,
         untyped: Vec::new(),
+        written: None,
     };
     tags_to_call(&mut call, ambiguous.map_or(Ok(pairs), Err), at);
     if call.error.is_some() {
@@ -1417,5 +1420,6 @@ fn name_line_call(body: &str, format: &'static str) -> Option<FoundCall> {
         error: None,
         cut: false,
         untyped: Vec::new(),
+        written: None,
     })
 }

@@ -58,6 +58,10 @@ pub struct FoundCall {
     /// written, where they were read as something other than a string: a tool's schema may say
     /// they are strings after all (`<parameter=zip>02139` for a string property).
     pub untyped: Vec<(String, String)>,
+    /// The text the call was cut out of, as written (its block, markers included; shared by
+    /// the calls of one block), where a reader that hands the text on puts back a call that
+    /// was refused. None for a timeout.
+    pub written: Option<std::sync::Arc<str>>,
 }
 
 /// Text that looked like a call and was not taken as one: where it starts in the content and
@@ -280,6 +284,7 @@ impl Clock {
             }),
             cut: false,
             untyped: Vec::new(),
+            written: None,
         }
     }
 }
@@ -348,7 +353,7 @@ impl Output<'_> {
                     _ => quoted,
                 };
                 match calls {
-                    Some(calls) if quoted.is_none() => self.cut_out(calls),
+                    Some(calls) if quoted.is_none() => self.cut_out(written_in(calls, text)),
                     Some(calls) => {
                         for call in &calls {
                             self.note(call.position, quoted.unwrap_or_default());
@@ -478,7 +483,7 @@ impl Output<'_> {
                 skip_to = close;
                 if !calls.is_empty() {
                     self.result.text.push_str(&content[kept..open]);
-                    self.cut_out(calls);
+                    self.cut_out(written_in(calls, &content[open..close]));
                     kept = close;
                 }
             }
@@ -486,6 +491,15 @@ impl Output<'_> {
         }
         self.result.text.push_str(&content[kept..to]);
     }
+}
+
+/// `calls` with the text they were cut out of, one copy shared by them all.
+fn written_in(mut calls: Vec<FoundCall>, text: &str) -> Vec<FoundCall> {
+    let text: std::sync::Arc<str> = text.into();
+    for call in &mut calls {
+        call.written = Some(text.clone());
+    }
+    calls
 }
 
 /// What may follow the reply's call: nothing, or a short closing line ("Let me know if you
@@ -791,7 +805,7 @@ impl TextCallParser {
                         open_at_end,
                     );
                     match calls {
-                        Some(calls) if quoted.is_none() => calls,
+                        Some(calls) if quoted.is_none() => written_in(calls, piece),
                         found => {
                             self.quoted_calls += found.map_or_else(
                                 || {

@@ -164,6 +164,7 @@ impl JsonCalls<'_> {
                 }),
                 cut: false,
                 untyped: Vec::new(),
+                written: None,
             }],
             Context::Prose => Vec::new(),
         };
@@ -288,6 +289,7 @@ fn name_as_key(object: &Map<String, Value>, context: Context) -> Option<FoundCal
         error: None,
         cut: false,
         untyped: Vec::new(),
+        written: None,
     })
 }
 
@@ -366,6 +368,7 @@ pub(super) fn call_from_object(object: &Map<String, Value>, context: Context) ->
         error: None,
         cut: false,
         untyped: Vec::new(),
+        written: None,
     })
 }
 
@@ -499,6 +502,7 @@ pub(super) fn pythonic_calls(
             error: None,
             cut: false,
             untyped,
+            written: None,
         });
     }
     calls

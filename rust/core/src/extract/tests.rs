@@ -1547,3 +1547,32 @@ fn a_wrapper_tag_named_in_prose_is_text_and_one_around_calls_is_not() {
         assert_eq!(shown.trim(), whole.text, "{text}");
     }
 }
+
+#[test]
+fn each_call_keeps_the_text_it_was_cut_out_of_whole_and_fed() {
+    let hermes = r#"<tool_call>{"name": "a", "arguments": {"x": 1}}</tool_call>"#;
+    let mistral = r#"[TOOL_CALLS][{"name": "b", "arguments": {}}, {"name": "c", "arguments": {}}]"#;
+    let bare = r#"{"name": "d", "arguments": {"y": [}"#;
+    let content = format!("Sure. {hermes} then {mistral}");
+    let written = |calls: &[FoundCall]| {
+        calls
+            .iter()
+            .map(|c| c.written.as_deref().map(str::to_owned))
+            .collect::<Vec<_>>()
+    };
+    let expected = [Some(hermes), Some(mistral), Some(mistral)].map(|w| w.map(str::to_owned));
+    assert_eq!(written(&calls(&content).calls), expected);
+    for step in [1, 4, 64] {
+        let mut parser = TextCallParser::new(Limits::default(), 50_000);
+        let fed: Vec<FoundCall> = fed_in_steps(&mut parser, &content, step)
+            .into_iter()
+            .flat_map(|e| match e {
+                TextEvent::Calls(calls) => calls,
+                _ => Vec::new(),
+            })
+            .collect();
+        assert_eq!(written(&fed), expected, "step {step}");
+    }
+    // A whole reply that is one call: the call is all of it, read or not.
+    assert_eq!(written(&calls(bare).calls), [Some(bare.to_owned())]);
+}

@@ -133,6 +133,8 @@ pub struct Candidate<V> {
     /// Why the call's text could not be read at all (a text format's JSON beyond repair, a
     /// streamed call over the limits); reported once the name has been checked.
     pub unreadable: Option<Failure>,
+    /// A call found in text: the text it was cut out of (see `FoundCall::written`).
+    pub written: Option<std::sync::Arc<str>>,
     /// The text the call was found in ended inside its arguments (a text format's block, a
     /// stream's arguments); the `tool_calls` field's text arguments are looked at when read.
     pub cut: bool,
@@ -163,6 +165,7 @@ impl<V> Candidate<V> {
             cut: call.cut,
             repairs: call.repairs,
             unreadable: call.error.as_ref().map(Failure::unparsed),
+            written: call.written,
         }
     }
 
@@ -184,6 +187,7 @@ impl<V> Candidate<V> {
             repairs: Vec::new(),
             unreadable: None,
             cut: false,
+            written: None,
         }
     }
 
@@ -204,6 +208,7 @@ impl<V> Candidate<V> {
             cut: ends_cut_off(call.raw_arguments.as_bytes(), &call.repairs),
             repairs: call.repairs,
             unreadable: None,
+            written: None,
         }
     }
 
@@ -222,6 +227,7 @@ impl<V> Candidate<V> {
                 position: call.position,
                 ..Failure::new(call.code, call.message, call.suggestion)
             }),
+            written: None,
         }
     }
 }
@@ -266,6 +272,9 @@ pub struct RejectedCall<V> {
     pub choice: usize,
     /// The arguments mended into what they held so far, for a call that was cut off (TLP-010).
     pub partial: Option<V>,
+    /// A call found in text: the text it was cut out of, to be handed on as text where the
+    /// reply is (see `FoundCall::written`).
+    pub written: Option<std::sync::Arc<str>>,
 }
 
 /// The steps that belong to a backend: making values, reading argument text into them,
@@ -480,6 +489,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             index: c.index,
             choice: self.choice,
             partial,
+            written: c.written,
         });
         Ok(())
     }
@@ -554,6 +564,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             index: call.index,
             choice: call.choice,
             partial: Some(call.arguments),
+            written: None,
         });
     }
 
@@ -567,6 +578,7 @@ impl<'h, H: Host> Pipeline<'h, H> {
             index,
             choice: self.choice,
             partial: None,
+            written: None,
         });
     }
 
