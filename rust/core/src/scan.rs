@@ -299,6 +299,30 @@ pub(crate) fn is_plain_escape(c: u8) -> bool {
     matches!(c, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
 }
 
+/// Where the string whose content starts at `i` ends: the index of its closing `quote` (`"` or
+/// `'`), or `src.len()` when it never closes. A backslash escapes the byte after it, whatever
+/// it is. The block scan of `StringStops` passes the content and its plain escapes, so a string
+/// of a megabyte of code is not walked a byte at a time.
+pub(crate) fn quoted_end(src: &[u8], mut i: usize, quote: u8) -> usize {
+    let stops = if quote == b'"' {
+        &DOUBLE.stops
+    } else {
+        &SINGLE.stops
+    };
+    let mut lines = false;
+    while i < src.len() {
+        i = stops.run_end_past_lines(src, i, &mut lines);
+        match src.get(i) {
+            Some(&b) if b == quote => return i,
+            Some(b'\\') => i += 2,
+            // A control character, or the other quote.
+            Some(_) => i += 1,
+            None => break,
+        }
+    }
+    src.len()
+}
+
 /// How a string is delimited in the input; the output is always double-quoted.
 pub(crate) struct Delimiter {
     pub(crate) open: &'static [u8],
@@ -494,6 +518,14 @@ mod tests {
                 proptest::prop_assert_eq!(delim.stops.run_end::<true>(&bytes, start, &mut lines), naive);
                 // Set whenever the run holds a line feed (and maybe when one only follows it).
                 proptest::prop_assert!(lines || !bytes[start..naive].contains(&b'\n'));
+            }
+            // A quoted string's end, as a byte loop finds it (a backslash escapes any byte).
+            for quote in [b'"', b'\''] {
+                let mut naive = start;
+                while naive < bytes.len() && bytes[naive] != quote {
+                    naive += if bytes[naive] == b'\\' { 2 } else { 1 };
+                }
+                proptest::prop_assert_eq!(quoted_end(&bytes, start, quote), naive.min(bytes.len()));
             }
         }
     }

@@ -28,10 +28,7 @@ pub fn value_end(text: &[u8], start: usize) -> usize {
         let b = text[i];
         match b {
             b'"' | b'\'' if b == b'"' || value_may_start => {
-                i += 1;
-                while i < text.len() && text[i] != b {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
-                }
+                i = crate::scan::quoted_end(text, i + 1, b);
                 value_may_start = false;
             }
             b'{' | b'[' => {
@@ -67,10 +64,7 @@ pub(super) fn structure(text: &[u8], start: usize) -> Vec<(usize, usize)> {
         let b = text[i];
         match b {
             b'"' | b'\'' if b == b'"' || value_may_start => {
-                i += 1;
-                while i < text.len() && text[i] != b {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
-                }
+                i = crate::scan::quoted_end(text, i + 1, b);
                 value_may_start = false;
             }
             b'{' | b'[' => {
