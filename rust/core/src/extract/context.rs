@@ -107,6 +107,16 @@ impl ProseContext {
                     return;
                 }
                 i = at;
+            } else if self.string != 0 && !self.escaped {
+                // Inside a value's string only its quote, an escape or a line's end changes
+                // anything: skip to one (a megabyte of code in one string is one skip a line).
+                let skip = memchr::memchr3(self.string, b'\\', b'\n', &bytes[i..]);
+                let at = skip.map_or(bytes.len(), |k| i + k);
+                self.seen_up_to(bytes, i, at);
+                if at == bytes.len() {
+                    return;
+                }
+                i = at;
             }
             self.byte(bytes[i]);
             i += 1;
