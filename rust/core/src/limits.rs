@@ -108,11 +108,7 @@ pub fn first_number_out_of_range(json: &[u8]) -> Option<usize> {
     while i < json.len() {
         match json[i] {
             b'"' => {
-                i += 1;
-                while i < json.len() && json[i] != b'"' {
-                    i += if json[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
+                i = crate::scan::quoted_end(json, i + 1, b'"') + 1;
             }
             b'-' | b'0'..=b'9' => {
                 let start = i;

@@ -321,6 +321,7 @@ fn stream_event(
         message,
     }
 }
+
 impl ToolCallAccumulator {
     /// The calls complete and not handed out yet (all that is left when `finished`), with the
     /// calls written in the text, checked (what `completed` and `finish` give).

@@ -1312,12 +1312,7 @@ fn gemma_to_json(text: &str, quote: &str) -> (String, usize) {
             }
             '"' => {
                 // A JSON string as it stands, escapes and all.
-                let bytes = rest.as_bytes();
-                let mut j = 1;
-                while j < bytes.len() && bytes[j] != b'"' {
-                    j += if bytes[j] == b'\\' { 2 } else { 1 };
-                }
-                let j = (j + 1).min(rest.len());
+                let j = (crate::scan::quoted_end(rest.as_bytes(), 1, b'"') + 1).min(rest.len());
                 out.push_str(&rest[..j]);
                 i += j;
                 key_next = false;

@@ -231,10 +231,7 @@ fn glued_at(text: &[u8]) -> Option<usize> {
     while i < text.len() {
         match text[i] {
             b'"' => {
-                i += 1;
-                while i < text.len() && text[i] != b'"' {
-                    i += if text[i] == b'\\' { 2 } else { 1 };
-                }
+                i = crate::scan::quoted_end(text, i + 1, b'"');
                 last = b'"';
             }
             b'{' if last == b'}' && open.last() == Some(&true) => return Some(i),

@@ -139,10 +139,7 @@ pub(super) fn inexact_integers(json: &[u8]) -> Vec<Inexact> {
             },
             b'"' => {
                 let start = i;
-                i += 1;
-                while i < json.len() && json[i] != b'"' {
-                    i += if json[i] == b'\\' { 2 } else { 1 };
-                }
+                i = crate::scan::quoted_end(json, i + 1, b'"');
                 if let Some(Frame::Object { key, expect_key }) = stack.last_mut() {
                     if *expect_key {
                         *key = serde_json::from_slice(&json[start..=i.min(json.len() - 1)])
